@@ -1,0 +1,100 @@
+package shell
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// wordValue returns the word after quote removal and whether it is
+// literal: it expands to exactly that text wherever it runs. A word with
+// any expansion returns its source text and false.
+func wordValue(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	literal := true
+	for i, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			if hasExpansionChars(p.Value, i == 0) {
+				literal = false
+			}
+			b.WriteString(unescapeUnquoted(p.Value))
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				literal = false
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				literal = false
+			}
+			for _, inner := range p.Parts {
+				lit, ok := inner.(*syntax.Lit)
+				if !ok {
+					literal = false
+					continue
+				}
+				b.WriteString(unescapeDoubleQuoted(lit.Value))
+			}
+		default:
+			literal = false
+		}
+	}
+	if !literal {
+		var src strings.Builder
+		syntax.NewPrinter().Print(&src, w)
+		return src.String(), false
+	}
+	return b.String(), true
+}
+
+// hasExpansionChars reports unquoted text the shell would still expand:
+// globs, braces, and a leading tilde.
+func hasExpansionChars(lit string, first bool) bool {
+	if first && strings.HasPrefix(lit, "~") {
+		return true
+	}
+	for i := 0; i < len(lit); i++ {
+		switch lit[i] {
+		case '\\':
+			i++ // an escaped character is literal
+		case '*', '?', '[', '{', '}':
+			return true
+		}
+	}
+	return false
+}
+
+func unescapeUnquoted(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func unescapeDoubleQuoted(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

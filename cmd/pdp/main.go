@@ -1,0 +1,29 @@
+// Command pdp is the toolperm policy decision point: `pdp serve` runs the
+// service, `pdp decide` answers one call in-process.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	if err := rootCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "pdp:", err)
+		os.Exit(1)
+	}
+}
+
+func rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "pdp",
+		Short:         "toolperm: a policy decision point for AI-agent tool calls",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().String("config", "config.yaml", "configuration file (a missing default file means built-in defaults)")
+	root.AddCommand(decideCommand())
+	return root
+}

@@ -1,0 +1,182 @@
+// Package config reads config.yaml and lets environment variables
+// PDP_<KEY PATH> (upper case, "." → "_") override any key of it.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole configuration; config.yaml holds the defaults.
+type Config struct {
+	Server   Server   `yaml:"server"`
+	DB       DB       `yaml:"db"`
+	Policy   Policy   `yaml:"policy"`
+	Paths    Paths    `yaml:"paths"`
+	Sessions Sessions `yaml:"sessions"`
+	Log      Log      `yaml:"log"`
+}
+
+// Server is the HTTP listener.
+type Server struct {
+	Addr            string        `yaml:"addr"`
+	MaxBodyBytes    int64         `yaml:"max_body_bytes"`
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	MaxWait         time.Duration `yaml:"max_wait"`
+}
+
+// DB is the SQLite file of sessions, grants and the audit trail.
+type DB struct {
+	Path string `yaml:"path"`
+}
+
+// Policy says which policy to serve: empty path is the built-in one.
+type Policy struct {
+	Path string `yaml:"path"`
+}
+
+// Paths configures the workspace check.
+type Paths struct {
+	FollowSymlinks bool `yaml:"follow_symlinks"`
+}
+
+// Sessions holds the defaults of sessions created without them.
+type Sessions struct {
+	PermissionLevel string `yaml:"permission_level"`
+	Mode            string `yaml:"mode"`
+}
+
+// Log configures the service's log.
+type Log struct {
+	Level  string `yaml:"level"`
+	Format string `yaml:"format"`
+}
+
+// Default is the configuration when no file is given; config.yaml as
+// shipped says the same.
+func Default() Config {
+	return Config{
+		Server: Server{Addr: "127.0.0.1:8181", MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second, MaxWait: 60 * time.Second},
+		DB:     DB{Path: "pdp.db"},
+		Paths:  Paths{FollowSymlinks: true},
+		Sessions: Sessions{
+			PermissionLevel: "READ_ONLY",
+			Mode:            "on-demand",
+		},
+		Log: Log{Level: "info", Format: "text"},
+	}
+}
+
+// Load reads path over the defaults (a missing file is an error only when
+// required), then applies PDP_* environment overrides from environ.
+func Load(path string, required bool, environ []string) (Config, error) {
+	cfg := Default()
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		dec.KnownFields(true)
+		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) { // an empty file is the defaults
+			return cfg, fmt.Errorf("config %s: %w", path, err)
+		}
+	case errors.Is(err, fs.ErrNotExist) && !required:
+	default:
+		return cfg, fmt.Errorf("config: %w", err)
+	}
+	if err := applyEnv(&cfg, environ); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// applyEnv sets every key that has a PDP_<PATH> variable.
+func applyEnv(cfg *Config, environ []string) error {
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "PDP_") {
+			env[k] = v
+		}
+	}
+	if len(env) == 0 {
+		return nil
+	}
+	return walk(reflect.ValueOf(cfg).Elem(), "PDP", env)
+}
+
+func walk(v reflect.Value, prefix string, env map[string]string) error {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+		if tag == "" || tag == "-" {
+			continue
+		}
+		key := prefix + "_" + strings.ToUpper(strings.ReplaceAll(tag, ".", "_"))
+		field := v.Field(i)
+		if field.Kind() == reflect.Struct {
+			if err := walk(field, key, env); err != nil {
+				return err
+			}
+			continue
+		}
+		raw, ok := env[key]
+		if !ok {
+			continue
+		}
+		if err := set(field, raw); err != nil {
+			return fmt.Errorf("environment %s=%q: %w", key, raw, err)
+		}
+	}
+	return nil
+}
+
+func set(field reflect.Value, raw string) error {
+	switch field.Interface().(type) {
+	case time.Duration:
+		d, err := time.ParseDuration(raw)
+		if err != nil {
+			return err
+		}
+		field.SetInt(int64(d))
+		return nil
+	}
+	switch field.Kind() {
+	case reflect.String:
+		field.SetString(raw)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return err
+		}
+		field.SetBool(b)
+	case reflect.Int, reflect.Int64:
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			return err
+		}
+		field.SetInt(n)
+	case reflect.Slice:
+		if field.Type().Elem().Kind() != reflect.String {
+			return fmt.Errorf("unsupported list type %s", field.Type())
+		}
+		var items []string
+		for _, s := range strings.Split(raw, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				items = append(items, s)
+			}
+		}
+		field.Set(reflect.ValueOf(items))
+	default:
+		return fmt.Errorf("unsupported type %s", field.Type())
+	}
+	return nil
+}

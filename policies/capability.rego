@@ -1,0 +1,71 @@
+# METADATA
+# title: Capabilities
+# description: |
+#   Maps the tool a dispatcher names to the capability the policy judges.
+#   The map lives in data.tools (and data.tool_actions for tools whose
+#   action argument changes what they do); Claude Code's MCP tool names
+#   (mcp__server__tool) and dotted capability ids used as tool names map
+#   without an entry.
+package toolperm
+
+import rego.v1
+
+# A dotted capability id: two or more [a-z0-9_-]+ segments.
+dotted_id := `^[a-z0-9_-]+(\.[a-z0-9_-]+)+$`
+
+# tool_capability is the capability the tool named in the input maps to.
+tool_capability := cap if {
+	cap := data.tool_actions[input.tool][input.action]
+} else := cap if {
+	cap := data.tools[input.tool]
+} else := cap if {
+	cap := mcp_capability(input.tool)
+} else := input.tool if {
+	regex.match(dotted_id, input.tool)
+}
+
+# mcp_capability maps Claude Code's mcp__<server>__<tool> to mcp.<server>.<tool>.
+mcp_capability(tool) := cap if {
+	parts := split(tool, "__")
+	count(parts) >= 3
+	parts[0] == "mcp"
+	cap := lower(sprintf("mcp.%s.%s", [parts[1], concat("__", array.slice(parts, 2, count(parts)))]))
+	regex.match(dotted_id, cap)
+	count(split(cap, ".")) == 3
+}
+
+# capability is what the call exercises: the tool's mapping, or the
+# capability the request names when it names no tool. Undefined for an
+# unknown tool, which the chain denies.
+capability := tool_capability if {
+	input.tool
+} else := input.capability if {
+	not input.tool
+	input.capability
+}
+
+# capability_mismatch holds when the request names both a tool and a
+# capability and they disagree: bad input, never a decision.
+capability_mismatch if {
+	input.tool
+	input.capability
+	tool_capability != input.capability
+}
+
+capability_mismatch if {
+	input.tool
+	input.capability
+	not tool_capability
+}
+
+# cap_candidates are the patterns that can match the capability, most
+# specific first: "a.b.c", "a.b.*", "a.*". Every rule lookup indexes with
+# these instead of scanning the rules.
+cap_candidates := candidates(capability)
+
+candidates(cap) := array.concat([cap], [p |
+	parts := split(cap, ".")
+	some n in numbers.range(count(parts) - 1, 1)
+	n > 0
+	p := concat(".", array.concat(array.slice(parts, 0, n), ["*"]))
+])

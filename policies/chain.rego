@@ -1,0 +1,196 @@
+# The decision chain.
+#
+# The ordered chain of DESIGN §4: the first step that decides, returns.
+# Entry point: data.toolperm.decision, the whole answer with its trace.
+# When the chain needs a fact the engine has not supplied yet (the danger
+# verdict, the parent session's decision), it says so in "needs"; the
+# engine fetches it and evaluates again.
+package toolperm
+
+import rego.v1
+
+steps := [
+	"capability", "parent_scope", "workspace", "explicit_deny", "mode",
+	"dangerous", "session_grant", "rule", "ask_always", "fallback",
+]
+
+# chain is the verdict of the first step that decides.
+chain := v if {
+	v := step_capability
+} else := v if {
+	v := step_parent_scope
+} else := v if {
+	v := step_workspace
+} else := v if {
+	v := step_explicit_deny
+} else := v if {
+	v := step_mode
+} else := v if {
+	v := step_dangerous
+} else := v if {
+	v := step_session_grant
+} else := v if {
+	v := step_rule
+} else := v if {
+	v := step_ask_always
+} else := step_fallback
+
+verdict(step, decision, source, rule, reason) := {
+	"step": step, "decision": decision, "source": source,
+	"rule": rule, "reason": reason,
+}
+
+step_capability := verdict("capability", "deny", "default", "UNKNOWN_TOOL", sprintf("The tool %q is not mapped to any capability.", [input.tool])) if {
+	not capability
+}
+
+step_parent_scope := verdict("parent_scope", "deny", "default", "PARENT_SCOPE", sprintf("%s is outside the sub-agent's scope.", [capability])) if {
+	count(object.get(input.session, "scope", [])) > 0
+	not in_scope
+} else := verdict("parent_scope", "deny", "default", "PARENT_SCOPE", sprintf("The parent session denies this call: %s", [input.parent_decision.reason])) if {
+	input.parent_decision.decision == "deny"
+}
+
+step_workspace := verdict("workspace", "deny", "default", "OUTSIDE_WORKSPACE", sprintf("The path %q resolves outside the workspace %q.", [outside[0], input.session.workspace])) if {
+	outside := object.get(input, ["workspace", "outside"], [])
+	count(outside) > 0
+}
+
+step_explicit_deny := verdict("explicit_deny", "deny", resolved.source, resolved.pattern, sprintf("The %s rule %q denies %s.", [resolved.layer, resolved.pattern, capability])) if {
+	rank(resolved.action) == 3
+}
+
+step_mode := verdict("mode", "allow", "mode", "MODE", "The session's mode is allow-all.") if {
+	input.session.mode == "allow-all"
+} else := verdict("mode", "allow", "mode", "MODE", "The session runs in CLOUD, where tools run in the server's sandbox.") if {
+	input.session.execution_mode == "CLOUD"
+} else := verdict("mode", "allow", "mode", "MODE", "The session's permission level is FULL.") if {
+	input.session.permission_level == "FULL"
+}
+
+step_dangerous := verdict("dangerous", "deny", "default", "DANGEROUS_NO_RULE", sprintf("%s is a dangerous capability and no rule allows or asks for it.", [capability])) if {
+	is_dangerous
+	not has_rule
+}
+
+step_session_grant := verdict("session_grant", "allow", "session-grant", "SESSION_GRANT", sprintf("The session has a grant for %q.", [fingerprint])) if {
+	fingerprint != null
+	not ask_always_hit
+	some g in input.session.grants
+	g.capability == capability
+	g.fingerprint == fingerprint
+}
+
+step_rule := verdict("rule", "ask", resolved.source, resolved.pattern, sprintf("The %s rule %q asks before %s.", [resolved.layer, resolved.pattern, capability])) if {
+	resolved.action == "ask"
+} else := verdict("rule", "allow", "assessor", resolved.pattern, "The danger assessor judged the command safe.") if {
+	resolved.action == "assess"
+	not ask_always_hit
+	danger.verdict == "SAFE"
+} else := verdict("rule", "ask", resolved.source, resolved.pattern, sprintf("The command needs a person: the danger verdict is %s (%s).", [danger.verdict, danger.by])) if {
+	resolved.action == "assess"
+	danger.verdict != "SAFE"
+} else := verdict("rule", "allow", resolved.source, resolved.pattern, sprintf("The %s rule %q allows %s.", [resolved.layer, resolved.pattern, capability])) if {
+	resolved.action == "allow"
+	not ask_always_hit
+}
+
+step_ask_always := verdict("ask_always", "ask", "config", "ASK_ALWAYS", sprintf("%s is on the ask-always list.", [capability])) if {
+	resolved.action in {"allow", "assess"}
+	ask_always_hit
+}
+
+step_fallback := verdict("fallback", "ask", "default", "FALLBACK", sprintf("No rule covers %s and the session's mode is always-ask.", [capability])) if {
+	not has_rule
+	input.session.mode == "always-ask"
+} else := verdict("fallback", "deny", "default", "FALLBACK", sprintf("No rule covers %s; on-demand denies what no rule allows.", [capability]))
+
+# danger is the verdict an assess rule acts on: the engine-supplied one for
+# shell.exec (DANGEROUS until it arrives), DANGEROUS by screen elsewhere.
+danger := input.danger if {
+	capability == "shell.exec"
+	input.danger
+} else := {"verdict": "DANGEROUS", "by": "unavailable"} if {
+	capability == "shell.exec"
+} else := {"verdict": "DANGEROUS", "by": "screen"}
+
+# needs lists the facts the engine must fetch before the answer is final.
+needs contains "danger" if {
+	chain.step == "rule"
+	resolved.action == "assess"
+	capability == "shell.exec"
+	not input.danger
+}
+
+needs contains "parent" if {
+	input.session.has_parent == true
+	not input.parent_decision
+	chain.decision != "deny"
+}
+
+# final caps a sub-agent's answer by its parent's decision for the same call:
+# when the parent's is stricter, the answer carries the parent's source and rule.
+final := verdict(
+	"parent_cap", input.parent_decision.decision, input.parent_decision.source, input.parent_decision.rule,
+	sprintf("The parent session's decision is stricter: %s", [input.parent_decision.reason]),
+) if {
+	rank(input.parent_decision.decision) > rank(chain.decision)
+} else := chain
+
+# decision is the entry point: every field of the answer, never omitted
+# (the engine adds decision_id and revision), plus the trace.
+decision := {
+	"decision": final.decision,
+	"need_approval": final.decision == "ask",
+	"source": final.source,
+	"rule": final.rule,
+	"reason": final.reason,
+	"capability": capability_or_null,
+	"fingerprint": fingerprint,
+	"grantable": grantable,
+	"danger": reported_danger,
+	"step": final.step,
+	"needs": needs,
+	"trace": trace,
+	"matches": matches,
+	"error": request_error,
+}
+
+default capability_or_null := null
+
+capability_or_null := capability
+
+default reported_danger := null
+
+# The danger verdict is reported when the answer rests on an assess rule.
+reported_danger := danger if {
+	final.step in {"rule", "ask_always"}
+	resolved.action == "assess"
+}
+
+default request_error := null
+
+request_error := {"code": "capability_mismatch", "message": sprintf("The tool %q does not map to the capability %q.", [input.tool, input.capability])} if {
+	capability_mismatch
+}
+
+# trace is the chain step by step: each step passed, decided, or was not reached.
+trace := array.concat(
+	[{"step": name, "outcome": step_outcome(i)} | some i, name in steps],
+	[{"step": "parent_cap", "outcome": parent_cap_outcome} | input.parent_decision],
+)
+
+decided_index := i if {
+	some i, name in steps
+	name == chain.step
+}
+
+step_outcome(i) := "decided" if {
+	i == decided_index
+} else := "pass" if {
+	i < decided_index
+} else := "not_reached"
+
+parent_cap_outcome := "decided" if final.step == "parent_cap"
+
+else := "pass"

@@ -1,0 +1,49 @@
+# Shell fingerprints.
+#
+# Decides from the shell adapter's parsed facts whether a shell.exec call
+# is exactly one plain command whose first two words can name a grant,
+# and computes its fingerprint "argv[0] argv[1]".
+package toolperm
+
+import rego.v1
+
+default fingerprint := null
+
+# fingerprint of a grantable shell.exec call; null otherwise.
+fingerprint := concat(" ", array.slice(input.shell.commands[0].argv, 0, 2)) if {
+	capability == "shell.exec"
+	single_plain_command
+}
+
+grantable := fingerprint != null
+
+# single_plain_command: one simple command, nothing around it, literal
+# first two words, no option in place of a subcommand, and a program that
+# is neither dangerous nor runs other programs.
+single_plain_command if {
+	s := input.shell
+	s.parsed == true
+	count(s.commands) == 1
+	count(s.operators) == 0
+	count(s.compound) == 0
+	s.substitutions == 0
+	s.redirections == 0
+	s.assignments == 0
+	cmd := s.commands[0]
+	count(cmd.argv) >= 2
+	cmd.literal[0] == true
+	cmd.literal[1] == true
+	not startswith(cmd.argv[1], "-")
+	not ungrantable_program(program_name(cmd.argv[0]))
+}
+
+# program_name is the last path element: /bin/rm is rm.
+program_name(word) := parts[count(parts) - 1] if parts := split(word, "/")
+
+ungrantable_program(name) if name in data.shell.dangerous_words
+
+ungrantable_program(name) if name in data.shell.wrappers
+
+ungrantable_program(name) if name in data.shell.interpreters
+
+ungrantable_program("")
