@@ -92,4 +92,3 @@ func readCall(r io.Reader) (pdp.Call, error) {
 	}
 	return pdp.Call{Request: body.Request, Session: body.Session}, nil
 }
-
