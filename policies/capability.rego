@@ -67,5 +67,6 @@ candidates(cap) := array.concat([cap], [p |
 	parts := split(cap, ".")
 	some n in numbers.range(count(parts) - 1, 1)
 	n > 0
+	n < count(parts)
 	p := concat(".", array.concat(array.slice(parts, 0, n), ["*"]))
 ])

@@ -1,0 +1,63 @@
+package toolperm_test
+
+import data.toolperm
+import rego.v1
+
+test_tool_names_of_both_source_documents if {
+	toolperm.capability == "fs.read" with input as {"tool": "read_file"}
+	toolperm.capability == "fs.glob" with input as {"tool": "glob_search"}
+	toolperm.capability == "fs.grep" with input as {"tool": "grep_search"}
+	toolperm.capability == "fs.write" with input as {"tool": "write_file"}
+	toolperm.capability == "fs.edit" with input as {"tool": "edit_file"}
+	toolperm.capability == "shell.exec" with input as {"tool": "shell"}
+	toolperm.capability == "shell.jobs" with input as {"tool": "shell-jobs"}
+}
+
+test_shell_write_stdin_action if {
+	toolperm.capability == "shell.stdin" with input as {"tool": "shell", "action": "write_stdin"}
+	toolperm.capability == "shell.exec" with input as {"tool": "shell", "action": "run"}
+}
+
+test_claude_code_names if {
+	toolperm.capability == "fs.read" with input as {"tool": "Read"}
+	toolperm.capability == "fs.write" with input as {"tool": "Write"}
+	toolperm.capability == "fs.edit" with input as {"tool": "MultiEdit"}
+	toolperm.capability == "shell.exec" with input as {"tool": "Bash"}
+	toolperm.capability == "fs.list" with input as {"tool": "LS"}
+	toolperm.capability == "net.fetch" with input as {"tool": "WebFetch"}
+	toolperm.capability == "task.spawn" with input as {"tool": "Task"}
+}
+
+test_claude_code_mcp_names if {
+	toolperm.capability == "mcp.github.create_issue" with input as {"tool": "mcp__github__create_issue"}
+	toolperm.capability == "mcp.srv.tool" with input as {"tool": "mcp__srv__tool"}
+	toolperm.capability == "mcp.notion.search" with input as {"tool": "mcp__Notion__search"}
+	not toolperm.capability with input as {"tool": "mcp__only"}
+	not toolperm.capability with input as {"tool": "mcp__bad server__x"}
+}
+
+test_capability_as_tool if {
+	toolperm.capability == "fs.read" with input as {"tool": "fs.read"}
+	toolperm.capability == "plugin.lint.run" with input as {"tool": "plugin.lint.run"}
+}
+
+test_unknown_tool if {
+	not toolperm.capability with input as {"tool": "frobnicate"}
+	not toolperm.capability with input as {"tool": "Fs.Read"}
+}
+
+test_capability_without_tool if {
+	toolperm.capability == "net.fetch" with input as {"capability": "net.fetch"}
+}
+
+test_capability_mismatch if {
+	toolperm.capability_mismatch with input as {"tool": "Bash", "capability": "fs.read"}
+	toolperm.capability_mismatch with input as {"tool": "frobnicate", "capability": "fs.read"}
+	not toolperm.capability_mismatch with input as {"tool": "Bash", "capability": "shell.exec"}
+}
+
+test_candidates_most_specific_first if {
+	toolperm.candidates("mcp.github.create_issue") == ["mcp.github.create_issue", "mcp.github.*", "mcp.*"]
+	toolperm.candidates("fs.read") == ["fs.read", "fs.*"]
+	toolperm.candidates("single") == ["single"]
+}

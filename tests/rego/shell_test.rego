@@ -1,0 +1,59 @@
+package toolperm_test
+
+import data.toolperm
+import rego.v1
+
+plain(argv) := {
+	"parsed": true,
+	"commands": [{"argv": argv, "literal": [true | some _ in argv]}],
+	"operators": [], "compound": [], "redirections": 0, "substitutions": 0, "assignments": 0,
+}
+
+shell_call(facts) := {"tool": "shell", "shell": facts, "session": session({})}
+
+test_plain_command_fingerprint if {
+	toolperm.fingerprint == "git status" with input as shell_call(plain(["git", "status"]))
+	toolperm.fingerprint == "npm test" with input as shell_call(plain(["npm", "test", "--", "--watch"]))
+	toolperm.grantable with input as shell_call(plain(["git", "status"]))
+}
+
+test_not_grantable if {
+	not_grantable(plain(["git"])) # a bare command
+	not_grantable(plain(["git", "-c", "x=y", "status"])) # an option in place of a subcommand
+	not_grantable(plain(["rm", "file"])) # a dangerous word
+	not_grantable(plain(["/bin/rm", "file"])) # a dangerous word by path
+	not_grantable(plain(["sudo", "git"])) # a dangerous word
+	not_grantable(plain(["env", "git"])) # a wrapper
+	not_grantable(plain(["xargs", "git"])) # a wrapper
+	not_grantable(plain(["python3", "x.py"])) # an interpreter
+	not_grantable(plain(["bash", "script.sh"])) # an interpreter
+	not_grantable(plain(["/", "x"])) # no program name
+	not_grantable(object.union(plain(["git", "status"]), {"parsed": false}))
+	not_grantable(object.union(plain(["git", "status"]), {"operators": [";"]}))
+	not_grantable(object.union(plain(["git", "status"]), {"compound": ["subshell"]}))
+	not_grantable(object.union(plain(["git", "status"]), {"redirections": 1}))
+	not_grantable(object.union(plain(["git", "status"]), {"substitutions": 1}))
+	not_grantable(object.union(plain(["git", "status"]), {"assignments": 1}))
+	not_grantable({
+		"parsed": true, "operators": [], "compound": [], "redirections": 0, "substitutions": 0, "assignments": 0,
+		"commands": [{"argv": ["git", "status"], "literal": [true, true]}, {"argv": ["rm", "x"], "literal": [true, true]}],
+	})
+	not_grantable({
+		"parsed": true, "operators": [], "compound": [], "redirections": 0, "substitutions": 0, "assignments": 0,
+		"commands": [{"argv": ["$X", "status"], "literal": [false, true]}],
+	})
+	not_grantable({
+		"parsed": true, "operators": [], "compound": [], "redirections": 0, "substitutions": 0, "assignments": 0,
+		"commands": [{"argv": ["git", "$Y"], "literal": [true, false]}],
+	})
+}
+
+not_grantable(facts) if {
+	toolperm.fingerprint == null with input as shell_call(facts)
+	not toolperm.grantable with input as shell_call(facts)
+}
+
+test_only_shell_exec_has_fingerprints if {
+	toolperm.fingerprint == null with input as {"tool": "shell-jobs", "shell": plain(["git", "status"]), "session": session({})}
+	toolperm.fingerprint == null with input as {"tool": "write_file", "session": session({})}
+}
