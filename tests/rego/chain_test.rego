@@ -12,7 +12,7 @@ expect(inp, decision, source, rule) if {
 	d.decision == decision
 	d.source == source
 	d.rule == rule
-	d.need_approval == equal(decision, "ask")
+	d.need_approval == decision == "ask"
 }
 
 git_status := {"tool": "shell", "shell": plain(["git", "status"])}
