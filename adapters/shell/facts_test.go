@@ -1,0 +1,117 @@
+package shell
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestParseFacts(t *testing.T) {
+	cases := []struct {
+		name  string
+		cmd   string
+		check func(t *testing.T, f Facts)
+	}{
+		{"plain", "git status --short", func(t *testing.T, f Facts) {
+			want := []Command{{Argv: []string{"git", "status", "--short"}, Literal: []bool{true, true, true}}}
+			if !f.Parsed || !reflect.DeepEqual(f.Commands, want) || len(f.Operators) != 0 {
+				t.Fatalf("got %+v", f)
+			}
+		}},
+		{"quotes are removed", `'git' "sta"tus g\it`, func(t *testing.T, f Facts) {
+			if got := f.Commands[0].Argv; !reflect.DeepEqual(got, []string{"git", "status", "git"}) {
+				t.Fatalf("argv %q", got)
+			}
+		}},
+		{"list", "a; b && c || d", func(t *testing.T, f Facts) {
+			if !reflect.DeepEqual(f.Operators, []string{";", "||", "&&"}) && !reflect.DeepEqual(f.Operators, []string{";", "&&", "||"}) {
+				t.Fatalf("operators %q", f.Operators)
+			}
+			if len(f.Commands) != 4 {
+				t.Fatalf("commands %+v", f.Commands)
+			}
+		}},
+		{"pipes", "a | b |& c", func(t *testing.T, f Facts) {
+			if len(f.Operators) != 2 || len(f.Commands) != 3 {
+				t.Fatalf("got %+v", f)
+			}
+		}},
+		{"background", "a &", func(t *testing.T, f Facts) {
+			if !reflect.DeepEqual(f.Operators, []string{"&"}) {
+				t.Fatalf("operators %q", f.Operators)
+			}
+		}},
+		{"substitution inside a word", `echo "$(rm -rf ~)"`, func(t *testing.T, f Facts) {
+			if f.Substitutions != 1 || len(f.Commands) != 2 || f.Commands[1].Argv[0] != "rm" || f.Commands[0].Literal[1] {
+				t.Fatalf("got %+v", f)
+			}
+		}},
+		{"nested substitutions", "a $(b $(c))", func(t *testing.T, f Facts) {
+			if f.Substitutions != 2 || len(f.Commands) != 3 {
+				t.Fatalf("got %+v", f)
+			}
+		}},
+		{"process substitution", "diff <(a) >(b)", func(t *testing.T, f Facts) {
+			if f.Substitutions != 2 {
+				t.Fatalf("got %+v", f)
+			}
+		}},
+		{"file redirections", "a > f 2>> g < h &> i", func(t *testing.T, f Facts) {
+			if f.Redirections != 4 {
+				t.Fatalf("redirections %d", f.Redirections)
+			}
+		}},
+		{"descriptor duplication is not a file", "a 2>&1 >&-", func(t *testing.T, f Facts) {
+			if f.Redirections != 0 {
+				t.Fatalf("redirections %d", f.Redirections)
+			}
+		}},
+		{"here-doc", "cat <<EOF\nx\nEOF", func(t *testing.T, f Facts) {
+			if f.Redirections != 1 {
+				t.Fatalf("redirections %d", f.Redirections)
+			}
+		}},
+		{"assignments", "A=1 B=2 git status", func(t *testing.T, f Facts) {
+			if f.Assignments != 2 {
+				t.Fatalf("assignments %d", f.Assignments)
+			}
+		}},
+		{"compound", "(a); { b; }; if c; then d; fi; for x in y; do e; done; while f; do g; done; case h in i) j;; esac; k() { l; }; time m; [[ n ]]; ((1)); declare o=1; let p=1", func(t *testing.T, f Facts) {
+			want := []string{"subshell", "group", "if", "for", "while", "case", "function", "group", "time", "test", "arithmetic", "declare", "let"}
+			if !reflect.DeepEqual(f.Compound, want) {
+				t.Fatalf("compound %q, want %q", f.Compound, want)
+			}
+		}},
+		{"expansions are not literal", "$A ${B} ~/x *.go a? [ab] {a,b} $'x'", func(t *testing.T, f Facts) {
+			for i, lit := range f.Commands[0].Literal {
+				if lit {
+					t.Errorf("word %d %q is literal", i, f.Commands[0].Argv[i])
+				}
+			}
+		}},
+		{"escaped glob is literal", `a \*`, func(t *testing.T, f Facts) {
+			if !f.Commands[0].Literal[1] || f.Commands[0].Argv[1] != "*" {
+				t.Fatalf("got %+v", f.Commands[0])
+			}
+		}},
+		{"parse error", "git status '", func(t *testing.T, f Facts) {
+			if f.Parsed || f.Error == "" {
+				t.Fatalf("got %+v", f)
+			}
+		}},
+		{"empty", "", func(t *testing.T, f Facts) {
+			if !f.Parsed || len(f.Commands) != 0 {
+				t.Fatalf("got %+v", f)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { tc.check(t, Parse(tc.cmd)) })
+	}
+}
+
+func TestFromArgv(t *testing.T) {
+	f := FromArgv([]string{"git", "$status"})
+	if !f.Parsed || len(f.Commands) != 1 || !f.Commands[0].Literal[1] {
+		t.Fatalf("got %+v", f)
+	}
+}
