@@ -18,26 +18,27 @@ rank(action) := action_rank[action] if {
 	action_rank[action] != null
 } else := 3
 
-# layer_match is the most specific {pattern, action} of rules for the
-# candidate patterns, looked up, not scanned.
-layer_match(rules, cands) := {"pattern": hits[0], "action": rules[hits[0]]} if {
-	hits := [c | some c in cands; rules[c] != null]
+# Each layer resolves to its most specific {pattern, action} for the
+# candidate patterns. The rules are looked up by key, never scanned or
+# passed around whole, so a policy with 10,000 rules costs what one with
+# 10 does.
+matches["policy"] := {"pattern": hits[0], "action": data.rules[hits[0]]} if {
+	hits := [c | some c in cap_candidates; data.rules[c] != null]
 	count(hits) > 0
 }
 
-# matches holds the rule each layer resolves to, by layer name.
-matches["policy"] := m if {
-	m := layer_match(data.rules, cap_candidates)
+matches["session"] := {"pattern": hits[0], "action": input.session.rules[hits[0]]} if {
+	hits := [c | some c in cap_candidates; input.session.rules[c] != null]
+	count(hits) > 0
 }
 
-matches["session"] := m if {
-	m := layer_match(input.session.rules, cap_candidates)
-}
-
-matches["level"] := m if {
+matches["level"] := {"pattern": hits[0], "action": level_rules[hits[0]]} if {
 	level_applies
-	m := layer_match(data.levels[input.session.permission_level], cap_candidates)
+	hits := [c | some c in cap_candidates; level_rules[c] != null]
+	count(hits) > 0
 }
+
+level_rules := data.levels[input.session.permission_level]
 
 # The level table applies to LOCAL sessions only; CLOUD ignores it.
 level_applies if input.session.execution_mode == "LOCAL"
@@ -55,7 +56,10 @@ layer_source := {"policy": "config", "session": "config", "level": "level"}
 # is_dangerous: the capability is on the dangerous list (data.dangerous maps
 # patterns to true/false; the most specific pattern wins, so
 # "shell.*": true with "shell.stdin": false exempts shell.stdin).
-is_dangerous if layer_match(data.dangerous, cap_candidates).action == true
+is_dangerous if {
+	hits := [c | some c in cap_candidates; data.dangerous[c] != null]
+	data.dangerous[hits[0]] == true
+}
 
 # ask_always_hit: the capability is in data.ask_always (exact or a.b.*).
 ask_always_hit if {

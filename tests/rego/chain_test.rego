@@ -12,7 +12,8 @@ expect(inp, decision, source, rule) if {
 	d.decision == decision
 	d.source == source
 	d.rule == rule
-	d.need_approval == decision == "ask"
+	need_approval := decision == "ask"
+	d.need_approval == need_approval
 }
 
 git_status := {"tool": "shell", "shell": plain(["git", "status"])}
