@@ -138,8 +138,13 @@ final := verdict(
 } else := chain
 
 # decision is the entry point: every field of the answer, never omitted
-# (the engine adds decision_id and revision), plus the trace.
-decision := {
+# (the engine adds decision_id and revision), with the step-by-step trace
+# and the rule each layer matched.
+decision := object.union(answer, {"trace": trace, "matches": matches})
+
+# answer is the decision without its explanation: what the engine
+# evaluates when no one asked for the trace.
+answer := {
 	"decision": final.decision,
 	"need_approval": final.decision == "ask",
 	"source": final.source,
@@ -151,8 +156,6 @@ decision := {
 	"danger": reported_danger,
 	"step": final.step,
 	"needs": needs,
-	"trace": trace,
-	"matches": matches,
 	"error": request_error,
 }
 

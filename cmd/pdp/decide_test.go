@@ -113,7 +113,9 @@ func TestDecideWithAPolicyDirectory(t *testing.T) {
 	dir := t.TempDir()
 	rego := `package toolperm
 
-decision := {"decision": "deny", "source": "config", "rule": "LOCKDOWN", "reason": "Locked down.", "capability": null, "fingerprint": null, "grantable": false, "danger": null, "needs": []}
+decision := answer
+
+answer := {"decision": "deny", "source": "config", "rule": "LOCKDOWN", "reason": "Locked down.", "capability": null, "fingerprint": null, "grantable": false, "danger": null, "needs": []}
 `
 	if err := os.WriteFile(filepath.Join(dir, "lockdown.rego"), []byte(rego), 0o644); err != nil {
 		t.Fatal(err)
