@@ -1,0 +1,51 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/pdp"
+)
+
+// decide answers POST /v1/decide. An unknown session id creates a session
+// with the configured defaults and the request's cwd as its workspace.
+// The answer is sent only after its audit event is committed.
+func (s *Server) decide(c echo.Context) error {
+	var req pdp.Request
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	if err := pdp.ValidateRequest(req); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	_, err := s.cfg.Store.EnsureSession(ctx, sqlite.SessionRecord{
+		ID:              req.SessionID,
+		PermissionLevel: s.cfg.DefaultLevel,
+		Mode:            s.cfg.DefaultMode,
+		ExecutionMode:   pdp.Local,
+		Workspace:       req.Cwd,
+	})
+	if err != nil {
+		return storeUnavailable(err)
+	}
+	session, err := s.cfg.Store.SessionTree(ctx, req.SessionID)
+	if err != nil {
+		return storeUnavailable(err)
+	}
+	d, err := s.cfg.Engine.Decide(ctx, pdp.Call{Request: req, Session: session, Explain: c.QueryParam("explain") == "1"})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, d)
+}
+
+// storeUnavailable: without the session there is no decision, and no allow.
+func storeUnavailable(err error) error {
+	if errors.Is(err, sqlite.ErrNotFound) {
+		return err
+	}
+	return fail(http.StatusServiceUnavailable, "store_unavailable", "the session store is unavailable: %v", err)
+}

@@ -1,0 +1,111 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/pdp"
+)
+
+const (
+	defaultListLimit = 50
+	maxListLimit     = 500
+)
+
+// getDecision returns one audit event with its answer; ?wait=30s holds
+// an unanswered ask until a person answers or the wait ends.
+func (s *Server) getDecision(c echo.Context) error {
+	id := c.Param("id")
+	var wait time.Duration
+	if w := c.QueryParam("wait"); w != "" {
+		d, err := time.ParseDuration(w)
+		if err != nil || d < 0 {
+			return fail(http.StatusBadRequest, "invalid_wait", "wait must be a duration such as 30s, got %q", w)
+		}
+		wait = min(d, s.cfg.MaxWait)
+	}
+	ctx := c.Request().Context()
+	// Register before reading, so an answer between the read and the
+	// wait is not missed.
+	answered, release := s.waiters.watch(id)
+	defer release()
+	rec, err := s.cfg.Store.Decision(ctx, id)
+	if err != nil {
+		return storeUnavailable(err)
+	}
+	if wait > 0 && rec.Decision.Decision == pdp.Ask && rec.Answer == nil {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case <-answered:
+			if rec, err = s.cfg.Store.Decision(ctx, id); err != nil {
+				return storeUnavailable(err)
+			}
+		case <-timer.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return c.JSON(http.StatusOK, rec)
+}
+
+type answerBody struct {
+	Answer  string `json:"answer"`
+	Channel string `json:"channel"`
+}
+
+// answer records a person's answer to an ask.
+func (s *Server) answer(c echo.Context) error {
+	var b answerBody
+	if err := decodeJSON(c, &b); err != nil {
+		return err
+	}
+	switch b.Answer {
+	case sqlite.AllowOnce, sqlite.AllowSession, sqlite.DenyAnswer:
+	default:
+		return fail(http.StatusBadRequest, "invalid_answer", "answer must be allow_once, allow_session or deny, got %q", b.Answer)
+	}
+	if b.Channel == "" {
+		b.Channel = "api"
+	}
+	if len(b.Channel) > 64 {
+		return fail(http.StatusBadRequest, "invalid_channel", "channel must be at most 64 characters")
+	}
+	id := c.Param("id")
+	rec, err := s.cfg.Store.AnswerDecision(c.Request().Context(), id, b.Answer, b.Channel)
+	if err != nil {
+		return err
+	}
+	s.waiters.notify(id)
+	return c.JSON(http.StatusOK, rec)
+}
+
+// listDecisions: GET /v1/decisions?session_id=&decision=&limit=&before=,
+// newest first.
+func (s *Server) listDecisions(c echo.Context) error {
+	f := sqlite.Filter{SessionID: c.QueryParam("session_id"), Decision: c.QueryParam("decision"), Before: c.QueryParam("before"), Limit: defaultListLimit}
+	if l := c.QueryParam("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > maxListLimit {
+			return fail(http.StatusBadRequest, "invalid_limit", "limit must be a number from 1 to %d", maxListLimit)
+		}
+		f.Limit = n
+	}
+	switch f.Decision {
+	case "", pdp.Allow, pdp.Ask, pdp.Deny:
+	default:
+		return fail(http.StatusBadRequest, "invalid_decision", "decision must be allow, ask or deny")
+	}
+	list, err := s.cfg.Store.Decisions(c.Request().Context(), f)
+	if err != nil {
+		return storeUnavailable(err)
+	}
+	out := map[string]any{"decisions": list}
+	if len(list) == f.Limit {
+		out["next_before"] = list[len(list)-1].DecisionID
+	}
+	return c.JSON(http.StatusOK, out)
+}

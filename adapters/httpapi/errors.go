@@ -1,0 +1,116 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/pdp"
+)
+
+// apiError is an error with its HTTP status and a stable code.
+type apiError struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+func fail(status int, code, format string, args ...any) *apiError {
+	return &apiError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// errorBody is the shape of every error answer.
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// handleError writes every error as {"error":{"code","message"}}.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	ae := classify(err)
+	if ae.Status >= 500 {
+		s.cfg.Logger.Error("request failed", "method", c.Request().Method, "path", c.Path(), "status", ae.Status, "err", err)
+	}
+	var body errorBody
+	body.Error.Code, body.Error.Message = ae.Code, ae.Message
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(ae.Status)
+		return
+	}
+	_ = c.JSON(ae.Status, body)
+}
+
+// classify maps errors from the engine, the store and Echo to API errors.
+func classify(err error) *apiError {
+	var ae *apiError
+	var bad *pdp.Error
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &bad):
+		return &apiError{Status: http.StatusBadRequest, Code: bad.Code, Message: bad.Message}
+	case errors.Is(err, pdp.ErrAuditUnavailable):
+		return fail(http.StatusServiceUnavailable, "audit_unavailable", "the decision could not be recorded in the audit trail; the call must not run")
+	case errors.Is(err, sqlite.ErrNotFound):
+		return fail(http.StatusNotFound, "not_found", "%v", err)
+	case errors.Is(err, sqlite.ErrExists):
+		return fail(http.StatusConflict, "already_exists", "%v", err)
+	case errors.Is(err, sqlite.ErrConflict):
+		return fail(http.StatusConflict, "conflict", "%v", err)
+	case errors.Is(err, sqlite.ErrNotGrantable):
+		return fail(http.StatusUnprocessableEntity, "not_grantable", "%v", err)
+	case errors.As(err, &he):
+		return echoError(he)
+	}
+	return fail(http.StatusInternalServerError, "internal", "internal error: %v", err)
+}
+
+func echoError(he *echo.HTTPError) *apiError {
+	switch he.Code {
+	case http.StatusRequestEntityTooLarge:
+		return fail(he.Code, "body_too_large", "the request body is larger than the configured limit")
+	case http.StatusNotFound:
+		return fail(he.Code, "not_found", "no such route")
+	case http.StatusMethodNotAllowed:
+		return fail(he.Code, "method_not_allowed", "method not allowed on this route")
+	}
+	return fail(he.Code, "http_error", "%v", he.Message)
+}
+
+// decodeJSON reads the body into v strictly: one JSON object, no unknown
+// fields. The body limit's own error (413) passes through.
+func decodeJSON(c echo.Context, v any) error {
+	raw, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		var he *echo.HTTPError
+		if errors.As(err, &he) {
+			return he
+		}
+		return fail(http.StatusBadRequest, "invalid_body", "reading the body: %v", err)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return fail(http.StatusBadRequest, "invalid_json", "the request body is empty; expected a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fail(http.StatusBadRequest, "invalid_json", "invalid JSON body: %v", err)
+	}
+	if dec.More() {
+		return fail(http.StatusBadRequest, "invalid_json", "invalid JSON body: more than one JSON value")
+	}
+	return nil
+}

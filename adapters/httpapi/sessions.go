@@ -1,0 +1,188 @@
+package httpapi
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/pdp"
+)
+
+// createSessionBody is POST /v1/sessions.
+type createSessionBody struct {
+	ID              string            `json:"id"`
+	PermissionLevel pdp.Level         `json:"permission_level"`
+	Mode            pdp.Mode          `json:"mode"`
+	ExecutionMode   pdp.ExecutionMode `json:"execution_mode"`
+	Workspace       string            `json:"workspace"`
+	Rules           map[string]string `json:"rules"`
+	ParentSessionID string            `json:"parent_session_id"`
+	Scope           []string          `json:"scope"`
+	AssessorModel   string            `json:"assessor_model"`
+}
+
+func (s *Server) createSession(c echo.Context) error {
+	var b createSessionBody
+	if err := decodeJSON(c, &b); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if b.ID == "" {
+		b.ID = newSessionID()
+	}
+	if !pdp.ValidSessionID(b.ID) {
+		return fail(http.StatusBadRequest, "invalid_session_id", "id must be 1-128 characters of [A-Za-z0-9._:-]")
+	}
+	if b.ParentSessionID != "" {
+		parent, err := s.cfg.Store.GetSession(ctx, b.ParentSessionID)
+		if errors.Is(err, sqlite.ErrNotFound) {
+			return fail(http.StatusBadRequest, "parent_not_found", "parent session %q does not exist", b.ParentSessionID)
+		} else if err != nil {
+			return storeUnavailable(err)
+		}
+		// A sub-agent runs where its parent runs, in its workspace, unless told otherwise.
+		if b.Workspace == "" {
+			b.Workspace = parent.Workspace
+		}
+		if b.ExecutionMode == "" {
+			b.ExecutionMode = parent.ExecutionMode
+		}
+	}
+	if b.PermissionLevel == "" {
+		b.PermissionLevel = s.cfg.DefaultLevel
+	}
+	if b.Mode == "" {
+		b.Mode = s.cfg.DefaultMode
+	}
+	if b.ExecutionMode == "" {
+		b.ExecutionMode = pdp.Local
+	}
+	if b.Workspace != "" && !filepath.IsAbs(b.Workspace) {
+		return fail(http.StatusBadRequest, "invalid_workspace", "workspace must be an absolute path, got %q", b.Workspace)
+	}
+	if b.Rules == nil {
+		b.Rules = map[string]string{}
+	}
+	if err := pdp.ValidateSession(&pdp.Session{PermissionLevel: b.PermissionLevel, Mode: b.Mode, ExecutionMode: b.ExecutionMode, Rules: b.Rules, Scope: b.Scope}); err != nil {
+		return err
+	}
+	rec, err := s.cfg.Store.CreateSession(ctx, sqlite.SessionRecord{
+		ID: b.ID, PermissionLevel: b.PermissionLevel, Mode: b.Mode, ExecutionMode: b.ExecutionMode,
+		Workspace: b.Workspace, Rules: b.Rules, ParentSessionID: b.ParentSessionID, Scope: b.Scope, AssessorModel: b.AssessorModel,
+	})
+	if err != nil {
+		if errors.Is(err, sqlite.ErrExists) {
+			return err
+		}
+		return storeUnavailable(err)
+	}
+	return c.JSON(http.StatusCreated, rec)
+}
+
+func (s *Server) getSession(c echo.Context) error {
+	rec, err := s.cfg.Store.GetSession(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return storeUnavailable(err)
+	}
+	return c.JSON(http.StatusOK, rec)
+}
+
+// patchableFields are the only fields PATCH may change; the rest are
+// fixed at creation.
+var patchableFields = []string{"permission_level", "mode", "rules"}
+
+func (s *Server) patchSession(c echo.Context) error {
+	var raw map[string]json.RawMessage
+	if err := decodeJSON(c, &raw); err != nil {
+		return err
+	}
+	var patch sqlite.SessionPatch
+	for key, value := range raw {
+		if !slices.Contains(patchableFields, key) {
+			return fail(http.StatusBadRequest, "field_fixed", "%q cannot be changed; PATCH takes permission_level, mode and rules", key)
+		}
+		var err error
+		switch key {
+		case "permission_level":
+			patch.PermissionLevel = new(pdp.Level)
+			err = json.Unmarshal(value, patch.PermissionLevel)
+		case "mode":
+			patch.Mode = new(pdp.Mode)
+			err = json.Unmarshal(value, patch.Mode)
+		case "rules":
+			patch.RulesSet = true
+			err = json.Unmarshal(value, &patch.Rules)
+		}
+		if err != nil {
+			return fail(http.StatusBadRequest, "invalid_json", "%s: %v", key, err)
+		}
+	}
+	check := &pdp.Session{Rules: patch.Rules}
+	if patch.PermissionLevel != nil {
+		if *patch.PermissionLevel == "" {
+			return fail(http.StatusBadRequest, "invalid_level", "permission_level must be one of READ_ONLY, READ_WRITE, SMART, FULL")
+		}
+		check.PermissionLevel = *patch.PermissionLevel
+	}
+	if patch.Mode != nil {
+		if *patch.Mode == "" {
+			return fail(http.StatusBadRequest, "invalid_mode", "mode must be one of always-ask, on-demand, allow-all")
+		}
+		check.Mode = *patch.Mode
+	}
+	if err := pdp.ValidateSession(check); err != nil {
+		return err
+	}
+	rec, err := s.cfg.Store.UpdateSession(c.Request().Context(), c.Param("id"), patch)
+	if err != nil {
+		return storeUnavailable(err)
+	}
+	return c.JSON(http.StatusOK, rec)
+}
+
+// listGrants lists the grants that apply to a session: those stored on
+// the root of its tree.
+func (s *Server) listGrants(c echo.Context) error {
+	ctx := c.Request().Context()
+	root, err := s.cfg.Store.RootID(ctx, c.Param("id"))
+	if err != nil {
+		return storeUnavailable(err)
+	}
+	grants, err := s.cfg.Store.Grants(ctx, root)
+	if err != nil {
+		return storeUnavailable(err)
+	}
+	if grants == nil {
+		grants = []sqlite.GrantRecord{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"grants": grants})
+}
+
+func (s *Server) deleteGrant(c echo.Context) error {
+	gid, err := strconv.ParseInt(c.Param("gid"), 10, 64)
+	if err != nil {
+		return fail(http.StatusBadRequest, "invalid_grant_id", "grant id must be a number")
+	}
+	ctx := c.Request().Context()
+	root, err := s.cfg.Store.RootID(ctx, c.Param("id"))
+	if err != nil {
+		return storeUnavailable(err)
+	}
+	if err := s.cfg.Store.DeleteGrant(ctx, root, gid); err != nil {
+		return storeUnavailable(err)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func newSessionID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "s-" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,208 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/toolperm/pdp/pdp"
+)
+
+// The answers a person can give to an ask.
+const (
+	AllowOnce    = "allow_once"
+	AllowSession = "allow_session"
+	DenyAnswer   = "deny"
+)
+
+// ErrNotGrantable is the answer allow_session to a call without a
+// fingerprint: no grant can name it.
+var ErrNotGrantable = errors.New("the call is not grantable")
+
+// DecisionRecord is one audit event: the decision, the call it answered,
+// and the person's answer once given.
+type DecisionRecord struct {
+	pdp.Decision
+	Time      time.Time      `json:"time"`
+	SessionID string         `json:"session_id"`
+	Tool      string         `json:"tool"`
+	Args      map[string]any `json:"args"`
+	Cwd       string         `json:"cwd,omitempty"`
+	LatencyUS int64          `json:"latency_us"`
+	Answer    *Answer        `json:"answer"`
+}
+
+// Answer is a person's answer to an ask.
+type Answer struct {
+	Answer     string    `json:"answer"`
+	Channel    string    `json:"channel"`
+	AnsweredAt time.Time `json:"answered_at"`
+	GrantID    int64     `json:"grant_id,omitempty"`
+}
+
+// Filter selects decisions for listing, newest first.
+type Filter struct {
+	SessionID string
+	Decision  string
+	Before    string // a decision id: only older ones
+	Limit     int
+}
+
+const decisionColumns = `id, time, session_id, tool, capability, args, cwd, fingerprint, grantable, decision, source, rule, reason,
+	danger_verdict, danger_by, revision, latency_us, answer, answer_channel, answered_at, grant_id`
+
+// Decision returns one audit event, or ErrNotFound.
+func (s *Store) Decision(ctx context.Context, id string) (DecisionRecord, error) {
+	return s.decision(ctx, s.read, id)
+}
+
+func (s *Store) decision(ctx context.Context, db queryer, id string) (DecisionRecord, error) {
+	rec, err := scanDecision(db.QueryRowContext(ctx, `SELECT `+decisionColumns+` FROM decisions WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return rec, fmt.Errorf("decision %q: %w", id, ErrNotFound)
+	}
+	return rec, err
+}
+
+// Decisions lists audit events, newest first.
+func (s *Store) Decisions(ctx context.Context, f Filter) ([]DecisionRecord, error) {
+	var where []string
+	var args []any
+	if f.SessionID != "" {
+		where, args = append(where, "session_id = ?"), append(args, f.SessionID)
+	}
+	if f.Decision != "" {
+		where, args = append(where, "decision = ?"), append(args, f.Decision)
+	}
+	if f.Before != "" {
+		where, args = append(where, "id < ?"), append(args, f.Before)
+	}
+	q := `SELECT ` + decisionColumns + ` FROM decisions`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY id DESC LIMIT ?"
+	args = append(args, f.Limit)
+	rows, err := s.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing decisions: %w", err)
+	}
+	defer rows.Close()
+	out := []DecisionRecord{}
+	for rows.Next() {
+		rec, err := scanDecision(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, rows.Err()
+}
+
+// AnswerDecision records a person's answer to an ask and, for
+// allow_session, creates the grant on the root of the session's tree, in
+// one transaction. ErrConflict when the decision was not an ask or is
+// already answered; ErrNotGrantable for allow_session on a call without
+// a fingerprint (nothing is written then).
+func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) (DecisionRecord, error) {
+	rootID := ""
+	rec, err := s.Decision(ctx, id)
+	if err != nil {
+		return rec, err
+	}
+	if answer == AllowSession {
+		if rootID, err = s.RootID(ctx, rec.SessionID); err != nil {
+			return rec, err
+		}
+	}
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return rec, err
+	}
+	defer tx.Rollback()
+	if rec, err = s.decision(ctx, tx, id); err != nil {
+		return rec, err
+	}
+	if rec.Decision.Decision != pdp.Ask {
+		return rec, fmt.Errorf("decision %s was %s, not ask: %w", id, rec.Decision.Decision, ErrConflict)
+	}
+	if rec.Answer != nil {
+		return rec, fmt.Errorf("decision %s was already answered %s: %w", id, rec.Answer.Answer, ErrConflict)
+	}
+	now := s.now()
+	var grantID any
+	if answer == AllowSession {
+		if !rec.Grantable || rec.Fingerprint == nil || rec.Capability == nil {
+			return rec, fmt.Errorf("%w: %s", ErrNotGrantable, notGrantableReason(rec))
+		}
+		var gid int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO grants (session_id, capability, fingerprint, decision_id, created_at) VALUES (?,?,?,?,?)
+			ON CONFLICT (session_id, capability, fingerprint) DO UPDATE SET decision_id = excluded.decision_id RETURNING id`,
+			rootID, *rec.Capability, *rec.Fingerprint, id, formatTime(now)).Scan(&gid)
+		if err != nil {
+			return rec, fmt.Errorf("creating the grant: %w", err)
+		}
+		grantID = gid
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE decisions SET answer = ?, answer_channel = ?, answered_at = ?, grant_id = ? WHERE id = ?`,
+		answer, channel, formatTime(now), grantID, id); err != nil {
+		return rec, fmt.Errorf("recording the answer: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return rec, fmt.Errorf("recording the answer: %w", err)
+	}
+	rec.Answer = &Answer{Answer: answer, Channel: channel, AnsweredAt: now}
+	if gid, ok := grantID.(int64); ok {
+		rec.Answer.GrantID = gid
+	}
+	return rec, nil
+}
+
+func notGrantableReason(rec DecisionRecord) string {
+	if rec.Capability == nil || *rec.Capability != "shell.exec" {
+		return "only shell commands can be allowed for the session; path capabilities never can"
+	}
+	return "the command is not one plain command with a literal program and subcommand (lists, pipes, substitutions, redirections, wrappers and dangerous programs have no fingerprint)"
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanDecision(row scanner) (DecisionRecord, error) {
+	var rec DecisionRecord
+	var t, args string
+	var capability, fingerprint, dangerVerdict, dangerBy, answer, channel, answeredAt sql.NullString
+	var grantable int
+	var grantID sql.NullInt64
+	err := row.Scan(&rec.DecisionID, &t, &rec.SessionID, &rec.Tool, &capability, &args, &rec.Cwd, &fingerprint, &grantable,
+		&rec.Decision.Decision, &rec.Source, &rec.Rule, &rec.Reason, &dangerVerdict, &dangerBy, &rec.Revision, &rec.LatencyUS,
+		&answer, &channel, &answeredAt, &grantID)
+	if err != nil {
+		return rec, err
+	}
+	rec.Time = parseTime(t)
+	rec.Capability = nullable(capability)
+	rec.Fingerprint = nullable(fingerprint)
+	rec.Grantable = grantable != 0
+	rec.NeedApproval = rec.Decision.Decision == pdp.Ask
+	if dangerVerdict.Valid {
+		rec.Danger = &pdp.Danger{Verdict: dangerVerdict.String, By: dangerBy.String}
+	}
+	if err := json.Unmarshal([]byte(args), &rec.Args); err != nil {
+		rec.Args = map[string]any{}
+	}
+	if answer.Valid {
+		rec.Answer = &Answer{Answer: answer.String, Channel: channel.String, AnsweredAt: parseTime(answeredAt.String), GrantID: grantID.Int64}
+	}
+	return rec, nil
+}
+
+func nullable(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	return &s.String
+}

@@ -1,0 +1,71 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// GrantRecord is a stored grant: calls of the session tree with this
+// capability and fingerprint run without asking.
+type GrantRecord struct {
+	ID          int64     `json:"id"`
+	SessionID   string    `json:"session_id"`
+	Capability  string    `json:"capability"`
+	Fingerprint string    `json:"fingerprint"`
+	DecisionID  string    `json:"decision_id,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Grants lists the grants stored on a session, oldest first.
+func (s *Store) Grants(ctx context.Context, sessionID string) ([]GrantRecord, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT id, session_id, capability, fingerprint, COALESCE(decision_id, ''), created_at FROM grants WHERE session_id = ? ORDER BY id`, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("reading grants of %q: %w", sessionID, err)
+	}
+	defer rows.Close()
+	var out []GrantRecord
+	for rows.Next() {
+		var g GrantRecord
+		var created string
+		if err := rows.Scan(&g.ID, &g.SessionID, &g.Capability, &g.Fingerprint, &g.DecisionID, &created); err != nil {
+			return nil, err
+		}
+		g.CreatedAt = parseTime(created)
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
+
+// DeleteGrant removes a grant stored on sessionID; ErrNotFound when there
+// is no such grant there.
+func (s *Store) DeleteGrant(ctx context.Context, sessionID string, id int64) error {
+	res, err := s.write.ExecContext(ctx, `DELETE FROM grants WHERE id = ? AND session_id = ?`, id, sessionID)
+	if err != nil {
+		return fmt.Errorf("deleting grant %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("grant %d of session %q: %w", id, sessionID, ErrNotFound)
+	}
+	return nil
+}
+
+// isConstraint reports a SQLite constraint violation whose message names kind.
+func isConstraint(err error, kind string) bool {
+	var se sqlite3.Error
+	if !errors.As(err, &se) || se.Code != sqlite3.ErrConstraint {
+		return false
+	}
+	switch kind {
+	case "UNIQUE":
+		return se.ExtendedCode == sqlite3.ErrConstraintUnique
+	case "PRIMARY KEY":
+		return se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey
+	case "FOREIGN KEY":
+		return se.ExtendedCode == sqlite3.ErrConstraintForeignKey
+	}
+	return false
+}

@@ -1,0 +1,96 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// migrations are applied in order, each once; never edit one that has
+// shipped, add the next.
+var migrations = []string{
+	1: `
+CREATE TABLE sessions (
+	id                TEXT PRIMARY KEY,
+	permission_level  TEXT NOT NULL DEFAULT 'READ_ONLY',
+	mode              TEXT NOT NULL DEFAULT 'on-demand',
+	execution_mode    TEXT NOT NULL DEFAULT 'LOCAL',
+	workspace         TEXT NOT NULL DEFAULT '',
+	rules             TEXT NOT NULL DEFAULT '{}',
+	parent_session_id TEXT REFERENCES sessions(id),
+	scope             TEXT,
+	assessor_model    TEXT NOT NULL DEFAULT '',
+	created_at        TEXT NOT NULL,
+	updated_at        TEXT NOT NULL
+);
+CREATE INDEX sessions_parent ON sessions(parent_session_id);
+
+CREATE TABLE grants (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_id  TEXT NOT NULL REFERENCES sessions(id),
+	capability  TEXT NOT NULL,
+	fingerprint TEXT NOT NULL,
+	decision_id TEXT,
+	created_at  TEXT NOT NULL,
+	UNIQUE (session_id, capability, fingerprint)
+);
+
+CREATE TABLE decisions (
+	id             TEXT PRIMARY KEY,
+	time           TEXT NOT NULL,
+	session_id     TEXT NOT NULL,
+	tool           TEXT NOT NULL DEFAULT '',
+	capability     TEXT,
+	args           TEXT NOT NULL DEFAULT '{}',
+	cwd            TEXT NOT NULL DEFAULT '',
+	fingerprint    TEXT,
+	grantable      INTEGER NOT NULL DEFAULT 0,
+	decision       TEXT NOT NULL,
+	source         TEXT NOT NULL,
+	rule           TEXT NOT NULL,
+	reason         TEXT NOT NULL,
+	danger_verdict TEXT,
+	danger_by      TEXT,
+	revision       TEXT NOT NULL DEFAULT '',
+	latency_us     INTEGER NOT NULL DEFAULT 0,
+	answer         TEXT,
+	answer_channel TEXT,
+	answered_at    TEXT,
+	grant_id       INTEGER
+);
+CREATE INDEX decisions_session ON decisions(session_id, id);
+CREATE INDEX decisions_decision ON decisions(decision, id);
+`,
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
+		return err
+	}
+	var current int
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+		return err
+	}
+	if current >= len(migrations) {
+		return fmt.Errorf("database schema version %d is newer than this binary knows (%d)", current, len(migrations)-1)
+	}
+	for v := current + 1; v < len(migrations); v++ {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", v, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, formatTime(time.Now())); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migration %d: %w", v, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,251 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/toolperm/pdp/pdp"
+)
+
+// maxTreeDepth bounds how far a session's parents are followed.
+const maxTreeDepth = 32
+
+// SessionRecord is a stored session.
+type SessionRecord struct {
+	ID              string            `json:"id"`
+	PermissionLevel pdp.Level         `json:"permission_level"`
+	Mode            pdp.Mode          `json:"mode"`
+	ExecutionMode   pdp.ExecutionMode `json:"execution_mode"`
+	Workspace       string            `json:"workspace"`
+	Rules           map[string]string `json:"rules"`
+	ParentSessionID string            `json:"parent_session_id,omitempty"`
+	Scope           []string          `json:"scope,omitempty"`
+	AssessorModel   string            `json:"assessor_model,omitempty"`
+	CreatedAt       time.Time         `json:"created_at"`
+	UpdatedAt       time.Time         `json:"updated_at"`
+}
+
+// SessionPatch changes what may change after creation; nil fields stay.
+type SessionPatch struct {
+	PermissionLevel *pdp.Level
+	Mode            *pdp.Mode
+	Rules           map[string]string // nil: unchanged; empty: no rules
+	RulesSet        bool
+}
+
+const sessionColumns = `id, permission_level, mode, execution_mode, workspace, rules, parent_session_id, scope, assessor_model, created_at, updated_at`
+
+// CreateSession stores a new session; ErrExists when the id is taken,
+// ErrNotFound when its parent does not exist.
+func (s *Store) CreateSession(ctx context.Context, rec SessionRecord) (SessionRecord, error) {
+	now := s.now()
+	rec.CreatedAt, rec.UpdatedAt = now, now
+	rules, scope, err := encodeRulesScope(rec)
+	if err != nil {
+		return rec, err
+	}
+	var parent any
+	if rec.ParentSessionID != "" {
+		parent = rec.ParentSessionID
+	}
+	_, err = s.write.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, parent, scope, rec.AssessorModel, formatTime(now), formatTime(now))
+	switch {
+	case isConstraint(err, "UNIQUE"), isConstraint(err, "PRIMARY KEY"):
+		return rec, fmt.Errorf("session %q: %w", rec.ID, ErrExists)
+	case isConstraint(err, "FOREIGN KEY"):
+		return rec, fmt.Errorf("parent session %q: %w", rec.ParentSessionID, ErrNotFound)
+	case err != nil:
+		return rec, fmt.Errorf("creating session %q: %w", rec.ID, err)
+	}
+	return rec, nil
+}
+
+// EnsureSession returns the stored session with rec's id, creating it
+// from rec when there is none (the first decision of an unknown session).
+func (s *Store) EnsureSession(ctx context.Context, rec SessionRecord) (SessionRecord, error) {
+	got, err := s.GetSession(ctx, rec.ID)
+	if !errors.Is(err, ErrNotFound) {
+		return got, err
+	}
+	now := s.now()
+	rules, scope, err := encodeRulesScope(rec)
+	if err != nil {
+		return rec, err
+	}
+	_, err = s.write.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES (?,?,?,?,?,?,NULL,?,?,?,?) ON CONFLICT(id) DO NOTHING`,
+		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, scope, rec.AssessorModel, formatTime(now), formatTime(now))
+	if err != nil {
+		return rec, fmt.Errorf("creating session %q: %w", rec.ID, err)
+	}
+	return s.getSession(ctx, s.write, rec.ID)
+}
+
+// GetSession returns one session, or ErrNotFound.
+func (s *Store) GetSession(ctx context.Context, id string) (SessionRecord, error) {
+	return s.getSession(ctx, s.read, id)
+}
+
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (s *Store) getSession(ctx context.Context, db queryer, id string) (SessionRecord, error) {
+	var rec SessionRecord
+	var rules string
+	var parent, scope sql.NullString
+	var created, updated string
+	err := db.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id).Scan(
+		&rec.ID, &rec.PermissionLevel, &rec.Mode, &rec.ExecutionMode, &rec.Workspace, &rules, &parent, &scope, &rec.AssessorModel, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return rec, fmt.Errorf("session %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return rec, fmt.Errorf("reading session %q: %w", id, err)
+	}
+	// A stored value outside the known ones reads as the strict default.
+	if !slices.Contains(pdp.Levels, rec.PermissionLevel) {
+		rec.PermissionLevel = pdp.ReadOnly
+	}
+	if !slices.Contains(pdp.Modes, rec.Mode) {
+		rec.Mode = pdp.OnDemand
+	}
+	if rec.ExecutionMode != pdp.Cloud {
+		rec.ExecutionMode = pdp.Local
+	}
+	if err := json.Unmarshal([]byte(rules), &rec.Rules); err != nil {
+		return rec, fmt.Errorf("session %q has unreadable rules: %w", id, err)
+	}
+	if scope.Valid {
+		if err := json.Unmarshal([]byte(scope.String), &rec.Scope); err != nil {
+			return rec, fmt.Errorf("session %q has an unreadable scope: %w", id, err)
+		}
+	}
+	rec.ParentSessionID = parent.String
+	rec.CreatedAt, rec.UpdatedAt = parseTime(created), parseTime(updated)
+	return rec, nil
+}
+
+// UpdateSession applies a patch; ErrNotFound when there is no session.
+func (s *Store) UpdateSession(ctx context.Context, id string, p SessionPatch) (SessionRecord, error) {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return SessionRecord{}, err
+	}
+	defer tx.Rollback()
+	rec, err := s.getSession(ctx, tx, id)
+	if err != nil {
+		return rec, err
+	}
+	if p.PermissionLevel != nil {
+		rec.PermissionLevel = *p.PermissionLevel
+	}
+	if p.Mode != nil {
+		rec.Mode = *p.Mode
+	}
+	if p.RulesSet {
+		rec.Rules = p.Rules
+	}
+	rec.UpdatedAt = s.now()
+	rules, _, err := encodeRulesScope(rec)
+	if err != nil {
+		return rec, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET permission_level = ?, mode = ?, rules = ?, updated_at = ? WHERE id = ?`,
+		rec.PermissionLevel, rec.Mode, rules, formatTime(rec.UpdatedAt), id); err != nil {
+		return rec, fmt.Errorf("updating session %q: %w", id, err)
+	}
+	return rec, tx.Commit()
+}
+
+// SessionTree loads a session with its parents and the grants of its
+// tree's root, ready for the engine.
+func (s *Store) SessionTree(ctx context.Context, id string) (*pdp.Session, error) {
+	var chain []SessionRecord
+	for cur := id; cur != ""; {
+		if len(chain) >= maxTreeDepth {
+			return nil, fmt.Errorf("session %q: parents nest deeper than %d", id, maxTreeDepth)
+		}
+		rec, err := s.GetSession(ctx, cur)
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, rec)
+		cur = rec.ParentSessionID
+	}
+	grants, err := s.Grants(ctx, chain[len(chain)-1].ID)
+	if err != nil {
+		return nil, err
+	}
+	var parent *pdp.Session
+	for i := len(chain) - 1; i >= 0; i-- {
+		sess := chain[i].Session()
+		sess.Parent = parent
+		parent = sess
+	}
+	root := parent
+	for root.Parent != nil {
+		root = root.Parent
+	}
+	for _, g := range grants {
+		root.Grants = append(root.Grants, pdp.Grant{Capability: g.Capability, Fingerprint: g.Fingerprint})
+	}
+	return parent, nil
+}
+
+// RootID returns the id of the root of the session's tree.
+func (s *Store) RootID(ctx context.Context, id string) (string, error) {
+	cur := id
+	for depth := 0; ; depth++ {
+		if depth >= maxTreeDepth {
+			return "", fmt.Errorf("session %q: parents nest deeper than %d", id, maxTreeDepth)
+		}
+		rec, err := s.GetSession(ctx, cur)
+		if err != nil {
+			return "", err
+		}
+		if rec.ParentSessionID == "" {
+			return rec.ID, nil
+		}
+		cur = rec.ParentSessionID
+	}
+}
+
+// Session is the record as the engine sees it (without parent or grants).
+func (r SessionRecord) Session() *pdp.Session {
+	return &pdp.Session{
+		ID:              r.ID,
+		PermissionLevel: r.PermissionLevel,
+		Mode:            r.Mode,
+		ExecutionMode:   r.ExecutionMode,
+		Workspace:       r.Workspace,
+		Rules:           r.Rules,
+		Scope:           r.Scope,
+		AssessorModel:   r.AssessorModel,
+	}
+}
+
+func encodeRulesScope(rec SessionRecord) (string, any, error) {
+	rules := rec.Rules
+	if rules == nil {
+		rules = map[string]string{}
+	}
+	rb, err := json.Marshal(rules)
+	if err != nil {
+		return "", nil, err
+	}
+	var scope any
+	if len(rec.Scope) > 0 {
+		sb, err := json.Marshal(rec.Scope)
+		if err != nil {
+			return "", nil, err
+		}
+		scope = string(sb)
+	}
+	return string(rb), scope, nil
+}

@@ -1,0 +1,108 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+)
+
+// Errors a caller can branch on.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrExists   = errors.New("already exists")
+	ErrConflict = errors.New("conflict")
+	ErrClosed   = errors.New("store is closed")
+)
+
+// Options tune the store; the zero value is sane.
+type Options struct {
+	// MaxBatch bounds how many audit events one transaction carries.
+	MaxBatch int
+	// Synchronous is SQLite's synchronous pragma: FULL (default) makes
+	// every committed event survive a power loss, NORMAL a process crash.
+	Synchronous string
+}
+
+// Store is the SQLite state of the PDP. It is safe for concurrent use.
+type Store struct {
+	write *sql.DB // one connection: SQLite has one writer
+	read  *sql.DB // a pool of readers (WAL lets them run beside the writer)
+	audit *auditWriter
+	now   func() time.Time
+}
+
+// Open opens (creating if needed) the database at path and applies the
+// migrations it lacks.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 512
+	}
+	if opts.Synchronous == "" {
+		opts.Synchronous = "FULL"
+	}
+	dsn := func(mode string) string {
+		q := url.Values{}
+		q.Set("_journal_mode", "WAL")
+		q.Set("_busy_timeout", "5000")
+		q.Set("_foreign_keys", "on")
+		q.Set("_synchronous", opts.Synchronous)
+		q.Set("_txlock", "immediate")
+		q.Set("mode", mode)
+		return "file:" + path + "?" + q.Encode()
+	}
+	write, err := sql.Open("sqlite3", dsn("rwc"))
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	write.SetMaxOpenConns(1)
+	if err := write.PingContext(ctx); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	if err := migrate(ctx, write); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("migrating %s: %w", path, err)
+	}
+	read, err := sql.Open("sqlite3", dsn("ro"))
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("opening %s for reading: %w", path, err)
+	}
+	read.SetMaxOpenConns(8)
+	s := &Store{write: write, read: read, now: time.Now}
+	s.audit = newAuditWriter(write, opts.MaxBatch)
+	return s, nil
+}
+
+// Close flushes the pending audit events and closes the database.
+func (s *Store) Close() error {
+	s.audit.close()
+	return errors.Join(s.read.Close(), s.write.Close())
+}
+
+// Writable checks that the database accepts writes now.
+func (s *Store) Writable(ctx context.Context) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("database is not writable: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE schema_migrations SET version = version WHERE 0`); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("database is not writable: %w", err)
+	}
+	return tx.Rollback()
+}
+
+const timeFormat = time.RFC3339Nano
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(timeFormat, s)
+	return t
+}

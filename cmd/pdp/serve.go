@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/toolperm/pdp/adapters/httpapi"
+	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/internal/config"
+	"github.com/toolperm/pdp/pdp"
+)
+
+func serveCommand() *cobra.Command {
+	var addr, db, policyPath string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the decision point's HTTP API",
+		Long: `Runs the HTTP API (POST /v1/decide, sessions, answers, grants, the audit
+trail) on config.yaml's settings: 127.0.0.1:8181, the SQLite file pdp.db
+(created on first start), the built-in policy. Flags override the file;
+PDP_<KEY PATH> environment variables override both file and defaults
+(PDP_SERVER_ADDR, PDP_DB_PATH, PDP_POLICY_PATH, ...).
+
+SIGINT or SIGTERM stops it gracefully: decisions in flight finish and their
+audit events are committed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("addr") {
+				cfg.Server.Addr = addr
+			}
+			if cmd.Flags().Changed("db") {
+				cfg.DB.Path = db
+			}
+			if cmd.Flags().Changed("policies") {
+				cfg.Policy.Path = policyPath
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return serve(ctx, cfg, nil)
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "", "listen address HOST:PORT (default: config's server.addr, 127.0.0.1:8181)")
+	cmd.Flags().StringVar(&db, "db", "", "SQLite file (default: config's db.path, pdp.db)")
+	cmd.Flags().StringVar(&policyPath, "policies", "", "policy directory (default: config's policy.path, else the built-in policy)")
+	return cmd
+}
+
+// serve runs the service until ctx ends. ready, when not nil, receives
+// the listening address once the service answers requests.
+func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
+	logger, err := newLogger(cfg.Log)
+	if err != nil {
+		return err
+	}
+	level, mode := pdp.Level(cfg.Sessions.PermissionLevel), pdp.Mode(cfg.Sessions.Mode)
+	if err := pdp.ValidateSession(&pdp.Session{PermissionLevel: level, Mode: mode}); err != nil {
+		return fmt.Errorf("config sessions: %w", err)
+	}
+	policy, err := loadPolicy(ctx, cfg.Policy.Path)
+	if err != nil {
+		return fmt.Errorf("no valid policy, not starting: %w", err)
+	}
+	store, err := sqlite.Open(ctx, cfg.DB.Path, sqlite.Options{})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := store.Close(); err != nil {
+			logger.Error("closing the database", "err", err)
+		}
+	}()
+	engine := pdp.New(policy, pdp.Components{
+		Audit:  store,
+		Paths:  paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks},
+		Logger: logger,
+	})
+	api := httpapi.New(httpapi.Config{
+		Engine: engine, Store: store,
+		DefaultLevel: level, DefaultMode: mode,
+		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxWait: cfg.Server.MaxWait,
+		Logger: logger,
+	})
+	ln, err := net.Listen("tcp", cfg.Server.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", cfg.Server.Addr, err)
+	}
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	logger.Info("serving", "addr", "http://"+ln.Addr().String(), "policy", policy.Source, "revision", policy.Revision, "db", cfg.DB.Path)
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: finishing requests in flight")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	return nil
+}
+
+func newLogger(cfg config.Log) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.Level)); err != nil {
+		return nil, fmt.Errorf("config log.level %q: want debug, info, warn or error", cfg.Level)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch strings.ToLower(cfg.Format) {
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	case "text", "":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("config log.format %q: want text or json", cfg.Format)
+}
