@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolperm/pdp/adapters/sqlite"
+)
+
+// TestMain lets the tests run this binary's main as a real process.
+func TestMain(m *testing.M) {
+	if os.Getenv("PDP_TEST_RUN_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+var servingLine = regexp.MustCompile(`addr=http://(\S+)`)
+
+// startServer runs `pdp serve` as a child process and returns its base URL.
+func startServer(t *testing.T, db string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--db", db, "--config", filepath.Join("..", "..", "config.yaml"))
+	cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case addr := <-found:
+		return cmd, "http://" + addr
+	case <-time.After(30 * time.Second):
+		t.Fatal("pdp serve did not start within 30s")
+	}
+	return nil, ""
+}
+
+// hammer sends decisions from 16 clients until stop is closed, and
+// returns the ids of every decision whose answer a client received.
+func hammer(url string, stop <-chan struct{}) []string {
+	var mu sync.Mutex
+	var answered []string
+	var wg sync.WaitGroup
+	client := &http.Client{Timeout: 5 * time.Second}
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				body := fmt.Sprintf(`{"session_id":"crash-%d","tool":"shell","args":{"command":"git status %d"},"cwd":"/w"}`, w%4, i)
+				resp, err := client.Post(url+"/v1/decide", "application/json", bytes.NewBufferString(body))
+				if err != nil {
+					continue
+				}
+				var d struct {
+					DecisionID string `json:"decision_id"`
+				}
+				err = json.NewDecoder(resp.Body).Decode(&d)
+				resp.Body.Close()
+				if err == nil && resp.StatusCode == http.StatusOK && d.DecisionID != "" {
+					mu.Lock()
+					answered = append(answered, d.DecisionID)
+					mu.Unlock()
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	return answered
+}
+
+// missingFromTrail returns the ids that are not in the audit trail.
+func missingFromTrail(t *testing.T, db string, ids []string) []string {
+	t.Helper()
+	store, err := sqlite.Open(context.Background(), db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var missing []string
+	for _, id := range ids {
+		if _, err := store.Decision(context.Background(), id); err != nil {
+			missing = append(missing, id)
+		}
+	}
+	return missing
+}
+
+func TestCrashLosesNoAnsweredDecision(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server process")
+	}
+	db := filepath.Join(t.TempDir(), "pdp.db")
+	cmd, url := startServer(t, db)
+	stop := make(chan struct{})
+	done := make(chan []string)
+	go func() { done <- hammer(url, stop) }()
+	time.Sleep(1500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	answered := <-done
+	if len(answered) < 50 {
+		t.Fatalf("only %d decisions answered before the kill; the test proves nothing", len(answered))
+	}
+	if missing := missingFromTrail(t, db, answered); len(missing) > 0 {
+		t.Fatalf("%d of %d answered decisions are missing from the audit trail after SIGKILL, e.g. %s", len(missing), len(answered), missing[0])
+	}
+	t.Logf("%d answered decisions, all in the audit trail after SIGKILL", len(answered))
+}
+
+func TestGracefulShutdownCommitsInFlightDecisions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server process")
+	}
+	db := filepath.Join(t.TempDir(), "pdp.db")
+	cmd, url := startServer(t, db)
+	stop := make(chan struct{})
+	done := make(chan []string)
+	go func() { done <- hammer(url, stop) }()
+	time.Sleep(time.Second)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("pdp serve exited with %v after SIGTERM", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("pdp serve did not stop within 20s of SIGTERM")
+	}
+	close(stop)
+	answered := <-done
+	if missing := missingFromTrail(t, db, answered); len(missing) > 0 {
+		t.Fatalf("%d of %d answered decisions are missing after SIGTERM", len(missing), len(answered))
+	}
+}
+
+func TestServeRefusesWithoutAValidPolicy(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "bad.rego"), []byte("package toolperm\n\nanswer := x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "pdp.db"), "--policies", dir)
+	cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !bytes.Contains(out, []byte("no valid policy")) {
+		t.Fatalf("serve started with a broken policy: %v\n%s", err, out)
+	}
+}
