@@ -83,6 +83,8 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		if err := store.Close(); err != nil {
 			logger.Error("closing the database", "err", err)
 		}
+		st := store.AuditStats()
+		logger.Info("audit trail closed", "events", st.Events, "transactions", st.Transactions, "largest_batch", st.MaxBatch, "failed_transactions", st.Errors)
 	}()
 	engine := pdp.New(policy, pdp.Components{
 		Audit:  store,
