@@ -105,9 +105,13 @@ step_fallback := verdict("fallback", "ask", "default", "FALLBACK", sprintf("No r
 	input.session.mode == "always-ask"
 } else := verdict("fallback", "deny", "default", "FALLBACK", sprintf("No rule covers %s; on-demand denies what no rule allows.", [capability]))
 
-# danger is the verdict an assess rule acts on: the engine-supplied one for
-# shell.exec (DANGEROUS until it arrives), DANGEROUS by screen elsewhere.
-danger := input.danger if {
+# danger is the verdict an assess rule acts on: for shell.exec the screen's
+# DANGEROUS, else the engine-supplied verdict (DANGEROUS until it
+# arrives); DANGEROUS by screen for any other capability.
+danger := {"verdict": "DANGEROUS", "by": "screen"} if {
+	capability == "shell.exec"
+	screened
+} else := input.danger if {
 	capability == "shell.exec"
 	input.danger
 } else := {"verdict": "DANGEROUS", "by": "unavailable"} if {
@@ -119,6 +123,7 @@ needs contains "danger" if {
 	chain.step == "rule"
 	resolved.action == "assess"
 	capability == "shell.exec"
+	not screened
 	not input.danger
 }
 

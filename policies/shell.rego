@@ -47,3 +47,37 @@ ungrantable_program(name) if name in data.shell.wrappers
 ungrantable_program(name) if name in data.shell.interpreters
 
 ungrantable_program("")
+
+# screened: a shell.exec call that is DANGEROUS without asking the model
+# (danger.by "screen"): it does not parse, has a program the policy cannot
+# name, runs a dangerous word anywhere in command position (inside $( ),
+# pipelines, sh -c bodies, after wrappers such as sudo, env, xargs), or
+# hands an interpreter inline code.
+screened if not input.shell
+
+screened if input.shell.parsed == false
+
+screened if {
+	some cmd in input.shell.commands
+	cmd.literal[0] == false
+}
+
+screened if {
+	some cmd in input.shell.commands
+	program_name(cmd.argv[0]) in data.shell.dangerous_words
+}
+
+screened if {
+	some cmd in input.shell.commands
+	program_name(cmd.argv[0]) in data.shell.wrappers
+	some i, word in cmd.argv
+	i > 0
+	program_name(word) in data.shell.dangerous_words
+}
+
+screened if {
+	some cmd in input.shell.commands
+	program_name(cmd.argv[0]) in data.shell.interpreters
+	some word in cmd.argv
+	word in data.shell.inline_code_flags
+}

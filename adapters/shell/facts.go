@@ -38,16 +38,25 @@ type Facts struct {
 	Substitutions int
 	// Assignments counts VAR=x prefixes and bare assignments.
 	Assignments int
+
+	depth int // how deep in sh -c / eval bodies this text is
 }
+
+// maxBodyDepth bounds how deep sh -c and eval bodies are parsed.
+const maxBodyDepth = 4
 
 // Parse parses a command string as bash. A parse error is a fact, not an
 // error: the policy treats an unparsable command as not grantable.
 func Parse(command string) Facts {
+	return parse(command, 0)
+}
+
+func parse(command string, depth int) Facts {
 	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
 	if err != nil {
 		return Facts{Error: err.Error()}
 	}
-	f := Facts{Parsed: true}
+	f := Facts{Parsed: true, depth: depth}
 	for i, stmt := range file.Stmts {
 		if i > 0 {
 			f.Operators = append(f.Operators, ";")
@@ -102,7 +111,9 @@ func (f *Facts) command(c syntax.Command) {
 	case *syntax.CallExpr:
 		f.Assignments += len(c.Assigns)
 		if len(c.Args) > 0 {
-			f.Commands = append(f.Commands, callCommand(c.Args))
+			cmd := callCommand(c.Args)
+			f.Commands = append(f.Commands, cmd)
+			f.Commands = append(f.Commands, f.bodyCommands(cmd)...)
 		}
 	case *syntax.BinaryCmd:
 		f.Operators = append(f.Operators, c.Op.String())
@@ -157,6 +168,72 @@ func (f *Facts) command(c syntax.Command) {
 	}
 }
 
+// shells are the programs whose -c argument is itself a command string.
+var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true}
+
+// bodyCommands returns the commands of the command strings a call runs
+// itself: `sh -c BODY` (also after wrappers: `sudo bash -lc BODY`) and
+// `eval ARGS`. A body that is not literal is one unknown command, which
+// is never literal.
+func (f *Facts) bodyCommands(cmd Command) []Command {
+	var bodies []string
+	var unknown bool
+	for i, word := range cmd.Argv {
+		if !cmd.Literal[i] {
+			continue
+		}
+		switch name := word[strings.LastIndexByte(word, '/')+1:]; {
+		case name == "eval" && i == 0:
+			if !allLiteral(cmd.Literal[1:]) {
+				unknown = true
+			} else {
+				bodies = append(bodies, strings.Join(cmd.Argv[1:], " "))
+			}
+		case shells[name]:
+			for j := i + 1; j < len(cmd.Argv); j++ {
+				opt := cmd.Argv[j]
+				if !strings.HasPrefix(opt, "-") || opt == "-" || opt == "--" {
+					break
+				}
+				if strings.HasPrefix(opt, "--") || !strings.Contains(opt, "c") || j+1 >= len(cmd.Argv) {
+					continue
+				}
+				if cmd.Literal[j+1] {
+					bodies = append(bodies, cmd.Argv[j+1])
+				} else {
+					unknown = true
+				}
+				break
+			}
+		}
+	}
+	var out []Command
+	if unknown || (len(bodies) > 0 && f.depth >= maxBodyDepth) {
+		out = append(out, Command{Argv: []string{"<dynamic command string>"}, Literal: []bool{false}})
+	}
+	if f.depth >= maxBodyDepth {
+		return out
+	}
+	for _, body := range bodies {
+		inner := parse(body, f.depth+1)
+		if !inner.Parsed {
+			out = append(out, Command{Argv: []string{"<unparsable command string>"}, Literal: []bool{false}})
+			continue
+		}
+		out = append(out, inner.Commands...)
+	}
+	return out
+}
+
+func allLiteral(list []bool) bool {
+	for _, l := range list {
+		if !l {
+			return false
+		}
+	}
+	return true
+}
+
 // countWordParts counts substitutions anywhere in the tree, and collects
 // the simple commands nested inside them.
 func (f *Facts) countWordParts(node syntax.Node) bool {
@@ -175,7 +252,7 @@ func (f *Facts) countWordParts(node syntax.Node) bool {
 // operators twice: the substitution alone already makes the call
 // ungrantable.
 func (f *Facts) nested(list []*syntax.Stmt) {
-	inner := Facts{}
+	inner := Facts{depth: f.depth}
 	inner.stmts(list)
 	f.Commands = append(f.Commands, inner.Commands...)
 }
@@ -207,4 +284,19 @@ func isDescriptorDup(r *syntax.Redirect) bool {
 		}
 	}
 	return true
+}
+
+// Canonical returns the command as the shell sees it: parsed and printed
+// again, so comments (a favourite place for text addressed to a model)
+// are gone. It fails when the command does not parse.
+func Canonical(command string) (string, error) {
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := syntax.NewPrinter(syntax.Minify(false)).Print(&b, file); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(b.String()), nil
 }

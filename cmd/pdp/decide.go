@@ -50,7 +50,11 @@ any decision; non-zero with an error on stderr for bad input.`,
 			if err != nil {
 				return err
 			}
-			engine := pdp.New(policy, pdp.Components{Paths: paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks}})
+			assess, err := newAssessor(cfg.Assessor, nil)
+			if err != nil {
+				return err
+			}
+			engine := pdp.New(policy, pdp.Components{Assessor: assess, Paths: paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks}})
 			var out any
 			if printInput {
 				out, err = engine.Input(call)

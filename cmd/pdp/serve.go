@@ -86,10 +86,18 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		st := store.AuditStats()
 		logger.Info("audit trail closed", "events", st.Events, "transactions", st.Transactions, "largest_batch", st.MaxBatch, "failed_transactions", st.Errors)
 	}()
+	assess, err := newAssessor(cfg.Assessor, nil)
+	if err != nil {
+		return err
+	}
+	if assess == nil {
+		logger.Warn("no assessor configured (assessor.url): SMART sessions ask before every shell command")
+	}
 	engine := pdp.New(policy, pdp.Components{
-		Audit:  store,
-		Paths:  paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks},
-		Logger: logger,
+		Assessor: assess,
+		Audit:    store,
+		Paths:    paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks},
+		Logger:   logger,
 	})
 	api := httpapi.New(httpapi.Config{
 		Engine: engine, Store: store,

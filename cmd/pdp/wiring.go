@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/toolperm/pdp/adapters/assessor"
+
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/pdp"
@@ -29,4 +31,28 @@ func loadPolicy(ctx context.Context, path string) (*pdp.Policy, error) {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	return p, nil
+}
+
+// newAssessor builds the danger assessor from config; nil (every assess
+// asks) when no URL is configured.
+func newAssessor(cfg config.Assessor, observer assessor.Observer) (pdp.Assessor, error) {
+	if cfg.URL == "" {
+		return nil, nil
+	}
+	key := ""
+	if cfg.APIKeyEnv != "" {
+		key = os.Getenv(cfg.APIKeyEnv)
+		if key == "" {
+			return nil, fmt.Errorf("assessor: environment variable %s (assessor.api_key_env) is empty", cfg.APIKeyEnv)
+		}
+	}
+	a, err := assessor.New(assessor.Config{
+		URL: cfg.URL, Model: cfg.Model, APIKey: key, Timeout: cfg.Timeout, MaxTokens: cfg.MaxTokens,
+		CacheSize: cfg.CacheSize, CacheTTL: cfg.CacheTTL, MaxCommandBytes: cfg.MaxCommandBytes,
+		BreakerFailures: cfg.BreakerFailures, BreakerCooldown: cfg.BreakerCooldown, Observer: observer,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
 }

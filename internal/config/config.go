@@ -24,7 +24,22 @@ type Config struct {
 	Policy   Policy   `yaml:"policy"`
 	Paths    Paths    `yaml:"paths"`
 	Sessions Sessions `yaml:"sessions"`
+	Assessor Assessor `yaml:"assessor"`
 	Log      Log      `yaml:"log"`
+}
+
+// Assessor is the LLM danger assessor of the SMART level; off without a URL.
+type Assessor struct {
+	URL             string        `yaml:"url"`
+	Model           string        `yaml:"model"`
+	APIKeyEnv       string        `yaml:"api_key_env"`
+	Timeout         time.Duration `yaml:"timeout"`
+	MaxTokens       int           `yaml:"max_tokens"`
+	CacheSize       int           `yaml:"cache_size"`
+	CacheTTL        time.Duration `yaml:"cache_ttl"`
+	MaxCommandBytes int           `yaml:"max_command_bytes"`
+	BreakerFailures int           `yaml:"breaker_failures"`
+	BreakerCooldown time.Duration `yaml:"breaker_cooldown"`
 }
 
 // Server is the HTTP listener.
@@ -72,6 +87,10 @@ func Default() Config {
 		Sessions: Sessions{
 			PermissionLevel: "READ_ONLY",
 			Mode:            "on-demand",
+		},
+		Assessor: Assessor{
+			Timeout: 2 * time.Second, MaxTokens: 4, CacheSize: 10000, CacheTTL: time.Hour,
+			MaxCommandBytes: 4096, BreakerFailures: 5, BreakerCooldown: 30 * time.Second,
 		},
 		Log: Log{Level: "info", Format: "text"},
 	}

@@ -57,3 +57,40 @@ test_only_shell_exec_has_fingerprints if {
 	toolperm.fingerprint == null with input as {"tool": "shell-jobs", "shell": plain(["git", "status"]), "session": session({})}
 	toolperm.fingerprint == null with input as {"tool": "write_file", "session": session({})}
 }
+
+screened_call(facts) := {"tool": "shell", "shell": facts, "session": session({"permission_level": "SMART"})}
+
+test_screen_dangerous_words_anywhere if {
+	toolperm.screened with input as screened_call(plain(["rm", "-rf", "/"]))
+	toolperm.screened with input as screened_call(plain(["/bin/rm", "x"]))
+	toolperm.screened with input as screened_call(plain(["sudo", "-u", "root", "rm", "x"]))
+	toolperm.screened with input as screened_call(plain(["xargs", "kill"]))
+	toolperm.screened with input as screened_call({
+		"parsed": true, "operators": ["|"], "compound": [], "redirections": 0, "substitutions": 0, "assignments": 0,
+		"commands": [{"argv": ["git", "log"], "literal": [true, true]}, {"argv": ["curl", "x"], "literal": [true, true]}],
+	})
+	toolperm.screened with input as screened_call(plain(["python3", "-c", "import os"]))
+	toolperm.screened with input as screened_call({
+		"parsed": true, "operators": [], "compound": [], "redirections": 0, "substitutions": 1, "assignments": 0,
+		"commands": [{"argv": ["$(x)", "y"], "literal": [false, true]}],
+	})
+	toolperm.screened with input as screened_call(object.union(plain(["ls"]), {"parsed": false}))
+	toolperm.screened with input as {"tool": "shell", "session": session({"permission_level": "SMART"})}
+}
+
+test_screen_passes_plain_commands if {
+	not toolperm.screened with input as screened_call(plain(["ls", "-la"]))
+	not toolperm.screened with input as screened_call(plain(["git", "commit", "-m", "rm the old files"]))
+	not toolperm.screened with input as screened_call(plain(["python3", "script.py"]))
+}
+
+test_screened_command_needs_no_model if {
+	d := decide(screened_call(plain(["rm", "-rf", "/"])))
+	d.decision == "ask"
+	d.danger == {"verdict": "DANGEROUS", "by": "screen"}
+	d.needs == set()
+
+	# Even a SAFE verdict cannot bless a screened command.
+	d2 := decide(object.union(screened_call(plain(["rm", "-rf", "/"])), {"danger": {"verdict": "SAFE", "by": "llm"}}))
+	d2.decision == "ask"
+}
