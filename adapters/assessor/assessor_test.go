@@ -167,14 +167,16 @@ func TestSafeThenCacheAndScreen(t *testing.T) {
 
 func TestEveryBadReplyAsks(t *testing.T) {
 	cases := map[string]reply{
-		"UNSAFE":           content("UNSAFE"),
-		"NOT DANGEROUS":    content("NOT DANGEROUS"),
-		"SAFE.":            content("SAFE."),
-		"SAFE with text":   content("SAFE, it only lists files"),
-		"SAFE SAFE":        content("SAFE SAFE"),
-		"empty":            content(""),
-		"DANGEROUS":        content("DANGEROUS"),
-		"refusal":          func(w http.ResponseWriter, _ chatRequest) { _, _ = w.Write([]byte(`{"choices":[{"message":{"content":null,"refusal":"I can't help"}}]}`)) },
+		"UNSAFE":         content("UNSAFE"),
+		"NOT DANGEROUS":  content("NOT DANGEROUS"),
+		"SAFE.":          content("SAFE."),
+		"SAFE with text": content("SAFE, it only lists files"),
+		"SAFE SAFE":      content("SAFE SAFE"),
+		"empty":          content(""),
+		"DANGEROUS":      content("DANGEROUS"),
+		"refusal": func(w http.ResponseWriter, _ chatRequest) {
+			_, _ = w.Write([]byte(`{"choices":[{"message":{"content":null,"refusal":"I can't help"}}]}`))
+		},
 		"null content":     raw(200, `{"choices":[{"message":{"content":null}}]}`),
 		"no choices":       raw(200, `{"choices":[]}`),
 		"malformed JSON":   raw(200, `{"choices":[{"message":`),
