@@ -1,0 +1,150 @@
+package pdp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolperm/pdp/adapters/paths"
+)
+
+// Assessor judges whether a shell command is dangerous. It never fails:
+// any error is its own DANGEROUS verdict, with By saying why.
+type Assessor interface {
+	Assess(ctx context.Context, command string, session *Session) Danger
+}
+
+// AuditLog records a decision durably before its answer is sent.
+type AuditLog interface {
+	Record(ctx context.Context, ev Event) error
+}
+
+// Components are the parts an Engine is built from; the service, the CLI
+// and tests each pass their own. Nil parts are off: no assessor means
+// every assess is DANGEROUS (by "unavailable"), no audit log means no
+// audit trail (the CLI).
+type Components struct {
+	Assessor Assessor
+	Audit    AuditLog
+	Paths    paths.Resolver
+	Logger   *slog.Logger
+	Now      func() time.Time
+}
+
+// Call is one decision to make: the request, the session it runs in
+// (already loaded, with its parents and the grants of its tree), and
+// whether to explain the answer step by step.
+type Call struct {
+	Request Request
+	Session *Session
+	Explain bool
+}
+
+// ErrAuditUnavailable means the decision could not be recorded; the
+// answer that comes with it is a deny.
+var ErrAuditUnavailable = errors.New("audit trail unavailable")
+
+// Engine evaluates calls against the active policy. It is safe for
+// concurrent use; Swap replaces the policy atomically, and a decision in
+// flight finishes on the policy it started with.
+type Engine struct {
+	policy atomic.Pointer[Policy]
+	c      Components
+}
+
+// New returns an engine serving p.
+func New(p *Policy, c Components) *Engine {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	e := &Engine{c: c}
+	if p != nil {
+		e.policy.Store(p)
+	}
+	return e
+}
+
+// Swap activates p for the next decisions. A nil policy is refused: the
+// last good one keeps serving.
+func (e *Engine) Swap(p *Policy) error {
+	if p == nil {
+		return errors.New("refusing to activate a nil policy")
+	}
+	e.policy.Store(p)
+	return nil
+}
+
+// Policy returns the active policy, or nil when none is active.
+func (e *Engine) Policy() *Policy { return e.policy.Load() }
+
+// Decide answers one call: it validates the input, evaluates the chain
+// (fetching what the policy asks for), records the audit event and
+// returns. Bad input is an *Error and no decision; every other failure
+// is a deny.
+func (e *Engine) Decide(ctx context.Context, call Call) (Decision, error) {
+	start := e.c.Now()
+	if err := ValidateRequest(call.Request); err != nil {
+		return Decision{}, err
+	}
+	if err := ValidateSession(call.Session); err != nil {
+		return Decision{}, err
+	}
+	p := e.policy.Load()
+	var d Decision
+	if p == nil {
+		d = failClosed("No policy is active.")
+	} else {
+		var err error
+		d, err = e.evaluate(ctx, p, call)
+		var bad *Error
+		if errors.As(err, &bad) {
+			return Decision{}, err
+		}
+		if err != nil {
+			e.c.Logger.Error("policy evaluation failed; denying", "err", err)
+			d = failClosed(fmt.Sprintf("The policy could not be evaluated: %v.", err))
+		}
+		d.Revision = p.Revision
+	}
+	d.DecisionID = NewDecisionID(start)
+	if e.c.Audit != nil {
+		ev := Event{Decision: d, Request: call.Request, SessionID: call.Request.SessionID, Time: start, Latency: e.c.Now().Sub(start)}
+		if err := e.c.Audit.Record(ctx, ev); err != nil {
+			e.c.Logger.Error("audit write failed; denying", "decision_id", d.DecisionID, "err", err)
+			return denyUnrecorded(d), fmt.Errorf("%w: %v", ErrAuditUnavailable, err)
+		}
+	}
+	return d, nil
+}
+
+// failClosed is the answer when no policy can give one.
+func failClosed(reason string) Decision {
+	return Decision{Decision: Deny, Source: "default", Rule: "FALLBACK", Reason: reason}
+}
+
+func denyUnrecorded(d Decision) Decision {
+	d.Decision, d.NeedApproval, d.Source, d.Rule = Deny, false, "default", "FALLBACK"
+	d.Reason = "The decision could not be recorded in the audit trail."
+	return d
+}
+
+// Input returns the document the policy judges first for call: the facts
+// of the request and the session, before any verdict or parent decision
+// is fetched. It is what `pdp decide --print-input` prints.
+func (e *Engine) Input(call Call) (map[string]any, error) {
+	if err := ValidateRequest(call.Request); err != nil {
+		return nil, err
+	}
+	if err := ValidateSession(call.Session); err != nil {
+		return nil, err
+	}
+	pl := &pipeline{e: e, call: call}
+	pl.parseCommand()
+	return pl.input(withDefaults(call.Session, call.Request.Cwd))
+}

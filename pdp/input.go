@@ -1,0 +1,137 @@
+package pdp
+
+import (
+	"strings"
+
+	"github.com/toolperm/pdp/adapters/shell"
+)
+
+// withDefaults returns a copy of s (and its parents) with the defaults
+// filled in: READ_ONLY, on-demand, LOCAL, and the workspace taken from
+// fallbackWorkspace when the session names none.
+func withDefaults(s *Session, fallbackWorkspace string) *Session {
+	out := Session{}
+	if s != nil {
+		out = *s
+	}
+	if out.PermissionLevel == "" {
+		out.PermissionLevel = ReadOnly
+	}
+	if out.Mode == "" {
+		out.Mode = OnDemand
+	}
+	if out.ExecutionMode == "" {
+		out.ExecutionMode = Local
+	}
+	if out.Workspace == "" {
+		out.Workspace = fallbackWorkspace
+	}
+	return &out
+}
+
+// input is the document the policy judges for session s: only facts, not
+// raw arguments.
+func (pl *pipeline) input(s *Session) (map[string]any, error) {
+	req := pl.call.Request
+	verdict, err := pl.e.c.Paths.Check(req.Args, req.Cwd, s.Workspace)
+	if err != nil {
+		return nil, invalid("invalid_args", "%v", err)
+	}
+	in := map[string]any{
+		"session":   sessionInput(s),
+		"workspace": map[string]any{"outside": strings2any(verdict.Outside)},
+	}
+	if req.Tool != "" {
+		in["tool"] = req.Tool
+	}
+	if req.Capability != "" {
+		in["capability"] = req.Capability
+	}
+	if action, ok := req.Args["action"].(string); ok {
+		in["action"] = action
+	}
+	if pl.shell != nil {
+		in["shell"] = pl.shell
+	}
+	return in, nil
+}
+
+func sessionInput(s *Session) map[string]any {
+	rules := make(map[string]any, len(s.Rules))
+	for p, a := range s.Rules {
+		rules[p] = a
+	}
+	// Grants are stored on the root of a session tree and apply to every
+	// session in it; an inline tree may carry them at any level.
+	var grants []any
+	for cur := s; cur != nil; cur = cur.Parent {
+		for _, g := range cur.Grants {
+			grants = append(grants, map[string]any{"capability": g.Capability, "fingerprint": g.Fingerprint})
+		}
+	}
+	if grants == nil {
+		grants = []any{}
+	}
+	out := map[string]any{
+		"permission_level": string(s.PermissionLevel),
+		"mode":             string(s.Mode),
+		"execution_mode":   string(s.ExecutionMode),
+		"workspace":        s.Workspace,
+		"rules":            rules,
+		"grants":           grants,
+		"has_parent":       s.Parent != nil,
+	}
+	if len(s.Scope) > 0 {
+		out["scope"] = strings2any(s.Scope)
+	}
+	return out
+}
+
+func shellInput(f shell.Facts) map[string]any {
+	commands := make([]any, len(f.Commands))
+	for i, c := range f.Commands {
+		literal := make([]any, len(c.Literal))
+		for j, l := range c.Literal {
+			literal[j] = l
+		}
+		commands[i] = map[string]any{"argv": strings2any(c.Argv), "literal": literal}
+	}
+	out := map[string]any{
+		"parsed":        f.Parsed,
+		"commands":      commands,
+		"operators":     strings2any(f.Operators),
+		"compound":      strings2any(f.Compound),
+		"redirections":  f.Redirections,
+		"substitutions": f.Substitutions,
+		"assignments":   f.Assignments,
+	}
+	if f.Error != "" {
+		out["error"] = f.Error
+	}
+	return out
+}
+
+func dangerInput(d Danger) map[string]any {
+	return map[string]any{"verdict": d.Verdict, "by": d.By}
+}
+
+func strings2any(list []string) []any {
+	out := make([]any, len(list))
+	for i, s := range list {
+		out[i] = s
+	}
+	return out
+}
+
+// shellJoin quotes argv into the command string the assessor sees.
+func shellJoin(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,@%+") == "" {
+			parts[i] = a
+		} else {
+			parts[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(parts, " ")
+}

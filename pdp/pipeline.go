@@ -1,0 +1,138 @@
+package pdp
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/toolperm/pdp/adapters/shell"
+)
+
+// maxRounds bounds how often the policy may ask for more facts in one
+// decision: the danger verdict and the parent's decision, once each.
+const maxRounds = 3
+
+// pipeline holds what one decision computes once and shares between the
+// session and its parents: the shell facts and the danger verdict.
+type pipeline struct {
+	e       *Engine
+	p       *Policy
+	call    Call
+	command string
+	shell   map[string]any
+	danger  *Danger
+}
+
+func (e *Engine) evaluate(ctx context.Context, p *Policy, call Call) (Decision, error) {
+	pl := &pipeline{e: e, p: p, call: call}
+	pl.parseCommand()
+	out, err := pl.run(ctx, withDefaults(call.Session, call.Request.Cwd), call.Explain)
+	if err != nil {
+		return Decision{}, err
+	}
+	return out.decision, nil
+}
+
+// parseCommand turns args.command (or args.argv, when there is no
+// command string) into shell facts.
+func (pl *pipeline) parseCommand() {
+	args := pl.call.Request.Args
+	if cmd, ok := args["command"].(string); ok {
+		pl.command = cmd
+		pl.shell = shellInput(shell.Parse(cmd))
+		return
+	}
+	if raw, ok := args["argv"]; ok && raw != nil {
+		argv, err := stringList(raw)
+		if err == nil && len(argv) > 0 {
+			pl.command = shellJoin(argv)
+			pl.shell = shellInput(shell.FromArgv(argv))
+		}
+	}
+}
+
+// run evaluates the chain for one session, fetching the facts the policy
+// says it needs and evaluating again until the answer is final.
+func (pl *pipeline) run(ctx context.Context, s *Session, explain bool) (outcome, error) {
+	in, err := pl.input(s)
+	if err != nil {
+		return outcome{}, err
+	}
+	for round := 0; round < maxRounds; round++ {
+		out, err := pl.eval(ctx, in, explain)
+		if err != nil {
+			return outcome{}, err
+		}
+		if len(out.needs) == 0 {
+			return out, nil
+		}
+		for _, need := range out.needs {
+			switch need {
+			case "danger":
+				in["danger"] = dangerInput(pl.assess(ctx, s))
+			case "parent":
+				if s.Parent == nil {
+					return outcome{}, fmt.Errorf("policy needs the parent's decision of a session without a parent")
+				}
+				parent, err := pl.run(ctx, withDefaults(s.Parent, s.Workspace), false)
+				if err != nil {
+					return outcome{}, fmt.Errorf("parent session: %w", err)
+				}
+				in["parent_decision"] = map[string]any{
+					"decision": parent.decision.Decision,
+					"source":   parent.decision.Source,
+					"rule":     parent.decision.Rule,
+					"reason":   parent.decision.Reason,
+				}
+			default:
+				return outcome{}, fmt.Errorf("policy needs %q, which the engine cannot supply", need)
+			}
+		}
+	}
+	return outcome{}, fmt.Errorf("policy still needs facts after %d rounds", maxRounds)
+}
+
+// assess asks the assessor once per decision; the parent's chain shares
+// the verdict.
+func (pl *pipeline) assess(ctx context.Context, s *Session) Danger {
+	if pl.danger == nil {
+		d := Danger{Verdict: Dangerous, By: "unavailable"}
+		if pl.e.c.Assessor != nil {
+			d = pl.e.c.Assessor.Assess(ctx, pl.command, s)
+		}
+		pl.danger = &d
+	}
+	return *pl.danger
+}
+
+func (pl *pipeline) eval(ctx context.Context, in map[string]any, explain bool) (outcome, error) {
+	var key string
+	if !explain {
+		key = inputKey(in)
+		if out, ok := pl.p.memo.get(key); ok {
+			return out, nil
+		}
+	}
+	value, err := ast.InterfaceToValue(in)
+	if err != nil {
+		return outcome{}, fmt.Errorf("building input: %w", err)
+	}
+	query, name := pl.p.answer, AnswerPoint
+	if explain {
+		query, name = pl.p.explain, EntryPoint
+	}
+	rs, err := query.Eval(ctx, rego.EvalParsedInput(value))
+	if err != nil {
+		return outcome{}, fmt.Errorf("evaluating %s: %w", name, err)
+	}
+	// A decision whose caller has gone is not answered, least of all allowed.
+	if err := ctx.Err(); err != nil {
+		return outcome{}, fmt.Errorf("evaluating %s: %w", name, err)
+	}
+	out, err := decodeResult(rs, name, explain)
+	if err == nil && !explain {
+		pl.p.memo.put(key, out)
+	}
+	return out, err
+}

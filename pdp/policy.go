@@ -1,0 +1,136 @@
+package pdp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/loader"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
+)
+
+// EntryPoint is the rule that returns the whole decision object with its
+// trace; AnswerPoint is the same decision without the explanation, which
+// is cheaper to evaluate when no one asked for it.
+const (
+	EntryPoint  = "data.toolperm.decision"
+	AnswerPoint = "data.toolperm.answer"
+)
+
+// Policy is a compiled policy ready to evaluate: the prepared query of the
+// entry point over the policy's modules and data.
+type Policy struct {
+	// Revision identifies the policy's content; it is on every decision.
+	Revision string
+	// Source says where the policy came from (a directory, "builtin").
+	Source string
+	// explain evaluates EntryPoint, answer AnswerPoint.
+	explain rego.PreparedEvalQuery
+	answer  rego.PreparedEvalQuery
+	// memo holds this policy's answers per input; it goes with the policy.
+	memo *memo
+}
+
+// MemoSize bounds how many answers a policy remembers (twice this at most).
+const MemoSize = 1 << 14
+
+// LoadFS compiles the policy files of fsys: every .rego file except tests,
+// and .json data files. The revision is a hash of their content.
+func LoadFS(ctx context.Context, fsys fs.FS, source string) (*Policy, error) {
+	var files []string
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && isPolicyFile(p) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading policy %s: %w", source, err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("policy %s has no .rego files", source)
+	}
+	sort.Strings(files)
+	loaded, err := loader.NewFileLoader().WithFS(fsys).Filtered(files, nil)
+	if err != nil {
+		return nil, fmt.Errorf("loading policy %s: %w", source, err)
+	}
+	revision, err := contentRevision(fsys, files)
+	if err != nil {
+		return nil, err
+	}
+	return Compile(ctx, loaded.ParsedModules(), loaded.Documents, source, revision)
+}
+
+// LoadDir compiles the policy in a directory on disk.
+func LoadDir(ctx context.Context, dir string) (*Policy, error) {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("policy directory: %w", err)
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("policy %s is not a directory", dir)
+	}
+	return LoadFS(ctx, os.DirFS(dir), dir)
+}
+
+// Compile prepares the entry point over parsed modules and data. An error
+// here means the policy must not be activated.
+func Compile(ctx context.Context, modules map[string]*ast.Module, data map[string]any, source, revision string) (*Policy, error) {
+	store := inmem.NewFromObject(data)
+	compiler := ast.NewCompiler()
+	if compiler.Compile(modules); compiler.Failed() {
+		return nil, fmt.Errorf("compiling policy %s: %w", source, compiler.Errors)
+	}
+	prepare := func(query string) (rego.PreparedEvalQuery, error) {
+		return rego.New(rego.Query(query), rego.Compiler(compiler), rego.Store(store)).PrepareForEval(ctx)
+	}
+	explain, err := prepare(EntryPoint)
+	if err != nil {
+		return nil, fmt.Errorf("preparing %s of policy %s: %w", EntryPoint, source, err)
+	}
+	answer, err := prepare(AnswerPoint)
+	if err != nil {
+		return nil, fmt.Errorf("preparing %s of policy %s: %w", AnswerPoint, source, err)
+	}
+	return &Policy{Revision: revision, Source: source, explain: explain, answer: answer, memo: newMemo(MemoSize)}, nil
+}
+
+func isPolicyFile(p string) bool {
+	base := path.Base(p)
+	switch {
+	case strings.HasPrefix(base, "."):
+		return false
+	case strings.HasSuffix(base, "_test.rego"):
+		return false
+	case strings.HasSuffix(base, ".rego"), strings.HasSuffix(base, ".json"):
+		return true
+	}
+	return false
+}
+
+// contentRevision hashes the names and content of the policy files, so
+// the same policy always has the same revision wherever it is loaded.
+func contentRevision(fsys fs.FS, files []string) (string, error) {
+	h := sha256.New()
+	for _, f := range files {
+		b, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			return "", fmt.Errorf("reading %s: %w", f, err)
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", f, len(b))
+		h.Write(b)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))[:16], nil
+}

@@ -1,0 +1,131 @@
+package pdp
+
+import (
+	"fmt"
+
+	"github.com/open-policy-agent/opa/v1/rego"
+)
+
+// outcome is one evaluation of the entry point.
+type outcome struct {
+	decision Decision
+	needs    []string
+}
+
+// decodeResult reads the entry point's object. Anything but the expected
+// shape is an error, which the engine turns into a deny.
+func decodeResult(rs rego.ResultSet, name string, explain bool) (outcome, error) {
+	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
+		return outcome{}, fmt.Errorf("%s is undefined", name)
+	}
+	obj, ok := rs[0].Expressions[0].Value.(map[string]any)
+	if !ok {
+		return outcome{}, fmt.Errorf("%s is %T, not an object", name, rs[0].Expressions[0].Value)
+	}
+	r := reader{obj: obj, name: name}
+	if e, ok := obj["error"].(map[string]any); ok {
+		code, _ := e["code"].(string)
+		msg, _ := e["message"].(string)
+		return outcome{}, &Error{Code: code, Message: msg}
+	}
+	d := Decision{
+		Decision:    r.str("decision"),
+		Source:      r.str("source"),
+		Rule:        r.str("rule"),
+		Reason:      r.str("reason"),
+		Capability:  r.optStr("capability"),
+		Fingerprint: r.optStr("fingerprint"),
+		Grantable:   r.boolean("grantable"),
+	}
+	d.NeedApproval = d.Decision == Ask
+	if dg, ok := obj["danger"].(map[string]any); ok {
+		v, _ := dg["verdict"].(string)
+		by, _ := dg["by"].(string)
+		d.Danger = &Danger{Verdict: v, By: by}
+	}
+	switch d.Decision {
+	case Allow, Ask, Deny:
+	default:
+		r.fail("decision %q is not allow, ask or deny", d.Decision)
+	}
+	var needs []string
+	if list, ok := obj["needs"].([]any); ok {
+		for _, n := range list {
+			s, _ := n.(string)
+			needs = append(needs, s)
+		}
+	}
+	if explain {
+		d.Trace = decodeTrace(obj["trace"])
+		d.Matches = decodeMatches(obj["matches"])
+	}
+	if r.err != nil {
+		return outcome{}, r.err
+	}
+	return outcome{decision: d, needs: needs}, nil
+}
+
+// reader reads typed fields and remembers the first field of the wrong type.
+type reader struct {
+	obj  map[string]any
+	name string
+	err  error
+}
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%s: "+format, append([]any{r.name}, args...)...)
+	}
+}
+
+func (r *reader) str(key string) string {
+	s, ok := r.obj[key].(string)
+	if !ok {
+		r.fail("field %q is %T, not a string", key, r.obj[key])
+	}
+	return s
+}
+
+func (r *reader) optStr(key string) *string {
+	switch v := r.obj[key].(type) {
+	case nil:
+		return nil
+	case string:
+		return &v
+	default:
+		r.fail("field %q is %T, not a string or null", key, v)
+		return nil
+	}
+}
+
+func (r *reader) boolean(key string) bool {
+	b, ok := r.obj[key].(bool)
+	if !ok {
+		r.fail("field %q is %T, not a boolean", key, r.obj[key])
+	}
+	return b
+}
+
+func decodeTrace(v any) []TraceStep {
+	list, _ := v.([]any)
+	out := make([]TraceStep, 0, len(list))
+	for _, item := range list {
+		m, _ := item.(map[string]any)
+		step, _ := m["step"].(string)
+		outcome, _ := m["outcome"].(string)
+		out = append(out, TraceStep{Step: step, Outcome: outcome})
+	}
+	return out
+}
+
+func decodeMatches(v any) map[string]RuleMatch {
+	m, _ := v.(map[string]any)
+	out := make(map[string]RuleMatch, len(m))
+	for layer, raw := range m {
+		rm, _ := raw.(map[string]any)
+		p, _ := rm["pattern"].(string)
+		a, _ := rm["action"].(string)
+		out[layer] = RuleMatch{Pattern: p, Action: a}
+	}
+	return out
+}

@@ -1,0 +1,139 @@
+package pdp
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Error is bad input, with a stable code a client can branch on and a
+// message a person can act on. It is never a decision.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func invalid(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+var (
+	sessionIDPattern  = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+	capabilityPattern = regexp.MustCompile(`^[a-z0-9_-]+(\.[a-z0-9_-]+)*$`)
+	rulePattern       = regexp.MustCompile(`^[a-z0-9_-]+(\.[a-z0-9_-]+)*(\.\*)?$`)
+)
+
+// ValidSessionID reports whether id may name a session.
+func ValidSessionID(id string) bool { return sessionIDPattern.MatchString(id) }
+
+// ValidCapability reports whether c is a well-formed capability id.
+func ValidCapability(c string) bool { return capabilityPattern.MatchString(c) }
+
+// ValidPattern reports whether p is an exact capability or a prefix
+// wildcard a.b.*.
+func ValidPattern(p string) bool { return rulePattern.MatchString(p) }
+
+// ValidateRequest checks the parts of a request the engine relies on.
+func ValidateRequest(r Request) error {
+	if !ValidSessionID(r.SessionID) {
+		return invalid("invalid_session_id", "session_id must be 1-128 characters of [A-Za-z0-9._:-], got %q", truncate(r.SessionID))
+	}
+	if r.Tool == "" && r.Capability == "" {
+		return invalid("invalid_request", "the request must name a tool or a capability")
+	}
+	if len(r.Tool) > 256 {
+		return invalid("invalid_request", "tool name is longer than 256 characters")
+	}
+	if r.Capability != "" && !ValidCapability(r.Capability) {
+		return invalid("invalid_capability", "capability %q is not a dotted id of [a-z0-9_-] segments", truncate(r.Capability))
+	}
+	if cmd, ok := r.Args["command"]; ok && cmd != nil {
+		if _, isString := cmd.(string); !isString {
+			return invalid("invalid_args", "args.command must be a string, got %T", cmd)
+		}
+	}
+	if argv, ok := r.Args["argv"]; ok && argv != nil {
+		if _, err := stringList(argv); err != nil {
+			return invalid("invalid_args", "args.argv %s", err)
+		}
+	}
+	return nil
+}
+
+// ValidateSession checks a session and its parents; empty fields are
+// fine (they take the defaults), wrong values are not.
+func ValidateSession(s *Session) error {
+	for depth := 0; s != nil; depth, s = depth+1, s.Parent {
+		if depth >= 32 {
+			return invalid("invalid_session", "sessions nest deeper than 32 parents")
+		}
+		if s.PermissionLevel != "" && !slices.Contains(Levels, s.PermissionLevel) {
+			return invalid("invalid_level", "permission_level %q is not one of READ_ONLY, READ_WRITE, SMART, FULL", truncate(string(s.PermissionLevel)))
+		}
+		if s.Mode != "" && !slices.Contains(Modes, s.Mode) {
+			return invalid("invalid_mode", "mode %q is not one of always-ask, on-demand, allow-all", truncate(string(s.Mode)))
+		}
+		if s.ExecutionMode != "" && s.ExecutionMode != Local && s.ExecutionMode != Cloud {
+			return invalid("invalid_execution_mode", "execution_mode %q is not LOCAL or CLOUD", truncate(string(s.ExecutionMode)))
+		}
+		if err := ValidateRules(s.Rules); err != nil {
+			return err
+		}
+		for _, p := range s.Scope {
+			if !ValidPattern(p) {
+				return invalid("invalid_scope", "scope pattern %q is not a capability or a.b.* prefix", truncate(p))
+			}
+		}
+		for _, g := range s.Grants {
+			if !ValidCapability(g.Capability) || g.Fingerprint == "" {
+				return invalid("invalid_grant", "a grant needs a capability and a non-empty fingerprint")
+			}
+		}
+	}
+	return nil
+}
+
+// ValidateRules checks a pattern→action rule table.
+func ValidateRules(rules map[string]string) error {
+	for p, a := range rules {
+		if !ValidPattern(p) {
+			return invalid("invalid_rule", "rule pattern %q is not a capability or a.b.* prefix", truncate(p))
+		}
+		switch a {
+		case Allow, Ask, Deny, Assess:
+		default:
+			return invalid("invalid_rule", "rule %q has action %q; want allow, ask, deny or assess", truncate(p), truncate(a))
+		}
+	}
+	return nil
+}
+
+func stringList(v any) ([]string, error) {
+	switch list := v.(type) {
+	case []string:
+		return list, nil
+	case []any:
+		out := make([]string, len(list))
+		for i, item := range list {
+			s, ok := item.(string)
+			if !ok {
+				return nil, fmt.Errorf("[%d] must be a string, got %T", i, item)
+			}
+			out[i] = s
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("must be a list of strings, got %T", v)
+}
+
+// truncate keeps error messages readable when the input is huge.
+func truncate(s string) string {
+	const max = 80
+	if len(s) <= max {
+		return s
+	}
+	return strings.ToValidUTF8(s[:max], "") + "…"
+}
