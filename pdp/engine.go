@@ -146,5 +146,5 @@ func (e *Engine) Input(call Call) (map[string]any, error) {
 	}
 	pl := &pipeline{e: e, call: call}
 	pl.parseCommand()
-	return pl.input(withDefaults(call.Session, call.Request.Cwd))
+	return pl.input(withDefaults(call.Session))
 }

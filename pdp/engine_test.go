@@ -36,7 +36,7 @@ func decide(t testing.TB, e *pdp.Engine, call pdp.Call) pdp.Decision {
 }
 
 func shellCall(cmd string, s *pdp.Session) pdp.Call {
-	return pdp.Call{Request: pdp.Request{SessionID: "s1", Tool: "shell", Args: map[string]any{"command": cmd}, Cwd: "/w"}, Session: s}
+	return pdp.Call{Request: pdp.Request{SessionID: "s1", Tool: "shell", Args: map[string]any{"command": cmd}}, Session: s}
 }
 
 func str(s string) *string { return &s }
@@ -88,7 +88,12 @@ func TestDecideExamplesOfTheDesign(t *testing.T) {
 		{"unknown tool", pdp.Request{Tool: "frobnicate"}, &pdp.Session{Mode: pdp.AllowAll}, "deny", "default", "UNKNOWN_TOOL", nil},
 		{"always-ask fallback asks", pdp.Request{Capability: "widget.spin"}, &pdp.Session{Mode: pdp.AlwaysAsk}, "ask", "default", "FALLBACK", nil},
 		{"on-demand fallback denies", pdp.Request{Capability: "widget.spin"}, &pdp.Session{}, "deny", "default", "FALLBACK", nil},
-		{"no session at all takes the defaults", pdp.Request{Tool: "write_file", Args: map[string]any{"path": "a"}, Cwd: "/w"}, nil, "ask", "level", "fs.write", nil},
+		{"no session at all confines nothing", pdp.Request{Tool: "write_file", Args: map[string]any{"path": "a"}, Cwd: "/w"}, nil, "deny", "default", "OUTSIDE_WORKSPACE", nil},
+		{"cwd outside the workspace", pdp.Request{Tool: "shell", Args: map[string]any{"command": "make"}, Cwd: "/"}, &pdp.Session{Workspace: "/w", PermissionLevel: pdp.Full}, "deny", "default", "OUTSIDE_WORKSPACE", nil},
+		{"glob reaching out", pdp.Request{Tool: "Glob", Args: map[string]any{"pattern": "/etc/*"}}, &pdp.Session{Workspace: "/w"}, "deny", "default", "OUTSIDE_WORKSPACE", nil},
+		{"glob inside", pdp.Request{Tool: "Glob", Args: map[string]any{"pattern": "**/*.go"}, Cwd: "/w"}, &pdp.Session{Workspace: "/w"}, "allow", "level", "fs.glob", nil},
+		{"grep pattern is not a path", pdp.Request{Tool: "Grep", Args: map[string]any{"pattern": "/etc/passwd", "path": "src"}, Cwd: "/w"}, &pdp.Session{Workspace: "/w"}, "allow", "level", "fs.grep", nil},
+		{"dotted mcp name is unknown", pdp.Request{Tool: "mcp__a.b__c"}, &pdp.Session{Mode: pdp.AlwaysAsk}, "deny", "default", "UNKNOWN_TOOL", nil},
 	}
 	e := newEngine(t, pdp.Components{})
 	for _, tc := range cases {

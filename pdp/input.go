@@ -3,13 +3,15 @@ package pdp
 import (
 	"strings"
 
+	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/shell"
 )
 
-// withDefaults returns a copy of s (and its parents) with the defaults
-// filled in: READ_ONLY, on-demand, LOCAL, and the workspace taken from
-// fallbackWorkspace when the session names none.
-func withDefaults(s *Session, fallbackWorkspace string) *Session {
+// withDefaults returns a copy of s with the defaults filled in: READ_ONLY,
+// on-demand, LOCAL. The workspace has no default here: a session without
+// one confines nothing, so every path is outside. Callers that have a
+// default (the CLI's inline sessions, the service's first cwd) fill it in.
+func withDefaults(s *Session) *Session {
 	out := Session{}
 	if s != nil {
 		out = *s
@@ -23,9 +25,6 @@ func withDefaults(s *Session, fallbackWorkspace string) *Session {
 	if out.ExecutionMode == "" {
 		out.ExecutionMode = Local
 	}
-	if out.Workspace == "" {
-		out.Workspace = fallbackWorkspace
-	}
 	return &out
 }
 
@@ -33,7 +32,7 @@ func withDefaults(s *Session, fallbackWorkspace string) *Session {
 // raw arguments.
 func (pl *pipeline) input(s *Session) (map[string]any, error) {
 	req := pl.call.Request
-	verdict, err := pl.e.c.Paths.Check(req.Args, req.Cwd, s.Workspace)
+	verdict, err := pl.e.c.Paths.Check(paths.Call{Tool: req.Tool, Capability: req.Capability, Args: req.Args, Cwd: req.Cwd}, s.Workspace)
 	if err != nil {
 		return nil, invalid("invalid_args", "%v", err)
 	}

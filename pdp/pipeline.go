@@ -3,6 +3,7 @@ package pdp
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -27,7 +28,7 @@ type pipeline struct {
 func (e *Engine) evaluate(ctx context.Context, p *Policy, call Call) (Decision, error) {
 	pl := &pipeline{e: e, p: p, call: call}
 	pl.parseCommand()
-	out, err := pl.run(ctx, withDefaults(call.Session, call.Request.Cwd), call.Explain)
+	out, err := pl.run(ctx, withDefaults(call.Session), call.Explain)
 	if err != nil {
 		return Decision{}, err
 	}
@@ -67,7 +68,13 @@ func (pl *pipeline) run(ctx context.Context, s *Session, explain bool) (outcome,
 		if len(out.needs) == 0 {
 			return out, nil
 		}
-		for _, need := range out.needs {
+		needs := out.needs
+		// The parent's decision comes first: when it denies, the chain
+		// ends there and nothing (no model) is asked for the rest.
+		if slices.Contains(needs, "parent") {
+			needs = []string{"parent"}
+		}
+		for _, need := range needs {
 			switch need {
 			case "danger":
 				in["danger"] = dangerInput(pl.assess(ctx, s))
@@ -75,7 +82,7 @@ func (pl *pipeline) run(ctx context.Context, s *Session, explain bool) (outcome,
 				if s.Parent == nil {
 					return outcome{}, fmt.Errorf("policy needs the parent's decision of a session without a parent")
 				}
-				parent, err := pl.run(ctx, withDefaults(s.Parent, s.Workspace), false)
+				parent, err := pl.run(ctx, withDefaults(s.Parent), false)
 				if err != nil {
 					return outcome{}, fmt.Errorf("parent session: %w", err)
 				}

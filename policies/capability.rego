@@ -21,6 +21,7 @@ tool_capability := cap if {
 } else := cap if {
 	cap := mcp_capability(input.tool)
 } else := input.tool if {
+	not startswith(input.tool, "mcp__")
 	regex.match(dotted_id, input.tool)
 }
 

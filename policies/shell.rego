@@ -34,19 +34,30 @@ single_plain_command if {
 	cmd.literal[0] == true
 	cmd.literal[1] == true
 	not startswith(cmd.argv[1], "-")
-	not ungrantable_program(program_name(cmd.argv[0]))
+	not ungrantable_program(cmd.argv[0])
 }
 
-# program_name is the last path element: /bin/rm is rm.
-program_name(word) := parts[count(parts) - 1] if parts := split(word, "/")
+# program_names are the names a word may run as: its last path element,
+# lower-cased (case-insensitive file systems run RM as rm), with and
+# without a version suffix (python3.12 is python). /bin/rm is rm.
+program_names(word) := {name, regex.replace(name, `[0-9][0-9.]*$`, "")} if {
+	parts := split(lower(word), "/")
+	name := parts[count(parts) - 1]
+}
 
-ungrantable_program(name) if name in data.shell.dangerous_words
+# listed: the word runs as a program on the list.
+listed(word, list) if {
+	some name in program_names(word)
+	name in list
+}
 
-ungrantable_program(name) if name in data.shell.wrappers
+ungrantable_program(word) if listed(word, data.shell.dangerous_words)
 
-ungrantable_program(name) if name in data.shell.interpreters
+ungrantable_program(word) if listed(word, data.shell.wrappers)
 
-ungrantable_program("")
+ungrantable_program(word) if listed(word, data.shell.interpreters)
+
+ungrantable_program(word) if "" in program_names(word)
 
 # screened: a shell.exec call that is DANGEROUS without asking the model
 # (danger.by "screen"): it does not parse, has a program the policy cannot
@@ -64,20 +75,20 @@ screened if {
 
 screened if {
 	some cmd in input.shell.commands
-	program_name(cmd.argv[0]) in data.shell.dangerous_words
+	listed(cmd.argv[0], data.shell.dangerous_words)
 }
 
 screened if {
 	some cmd in input.shell.commands
-	program_name(cmd.argv[0]) in data.shell.wrappers
+	listed(cmd.argv[0], data.shell.wrappers)
 	some i, word in cmd.argv
 	i > 0
-	program_name(word) in data.shell.dangerous_words
+	listed(word, data.shell.dangerous_words)
 }
 
 screened if {
 	some cmd in input.shell.commands
-	program_name(cmd.argv[0]) in data.shell.interpreters
+	listed(cmd.argv[0], data.shell.interpreters)
 	some word in cmd.argv
 	word in data.shell.inline_code_flags
 }

@@ -378,3 +378,21 @@ func TestEveryDecisionIsAudited(t *testing.T) {
 	}
 	t.Logf("200 concurrent decisions in %d transactions (largest %d)", stats.Transactions, stats.MaxBatch)
 }
+
+func TestAutoCreatedWorkspace(t *testing.T) {
+	s := newService(t)
+	// No cwd yet: nothing is confined, so paths are outside.
+	d := s.decide(map[string]any{"session_id": "auto", "tool": "read_file", "args": map[string]any{"path": "/home/u/proj/a"}})
+	expectDecision(t, d, "deny", "default")
+	// A relative cwd does not become the workspace.
+	s.decide(map[string]any{"session_id": "auto", "tool": "read_file", "args": map[string]any{"path": "a"}, "cwd": "proj"})
+	if ws := s.mustStatus(200, "GET", "/v1/sessions/auto", nil)["workspace"]; ws != "" {
+		t.Fatalf("workspace %v from a relative cwd", ws)
+	}
+	// The first absolute cwd does, and it never changes after.
+	expectDecision(t, s.decide(map[string]any{"session_id": "auto", "tool": "read_file", "args": map[string]any{"path": "a"}, "cwd": "/home/u/proj"}), "allow", "level")
+	expectDecision(t, s.decide(map[string]any{"session_id": "auto", "tool": "read_file", "args": map[string]any{"path": "a"}, "cwd": "/etc"}), "deny", "default")
+	if ws := s.mustStatus(200, "GET", "/v1/sessions/auto", nil)["workspace"]; ws != "/home/u/proj" {
+		t.Fatalf("workspace %v", ws)
+	}
+}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"path/filepath"
 
 	"github.com/labstack/echo/v4"
 	"github.com/toolperm/pdp/adapters/sqlite"
@@ -21,15 +22,27 @@ func (s *Server) decide(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	_, err := s.cfg.Store.EnsureSession(ctx, sqlite.SessionRecord{
+	// An auto-created session's workspace is the first absolute cwd it
+	// is asked about; until it has one, it confines nothing (every path
+	// is outside).
+	cwd := ""
+	if filepath.IsAbs(req.Cwd) {
+		cwd = filepath.Clean(req.Cwd)
+	}
+	rec, err := s.cfg.Store.EnsureSession(ctx, sqlite.SessionRecord{
 		ID:              req.SessionID,
 		PermissionLevel: s.cfg.DefaultLevel,
 		Mode:            s.cfg.DefaultMode,
 		ExecutionMode:   pdp.Local,
-		Workspace:       req.Cwd,
+		Workspace:       cwd,
 	})
 	if err != nil {
 		return storeUnavailable(err)
+	}
+	if rec.Workspace == "" && cwd != "" && rec.ParentSessionID == "" {
+		if err := s.cfg.Store.ClaimWorkspace(ctx, req.SessionID, cwd); err != nil {
+			return storeUnavailable(err)
+		}
 	}
 	session, err := s.cfg.Store.SessionTree(ctx, req.SessionID)
 	if err != nil {

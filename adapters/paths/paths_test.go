@@ -20,8 +20,12 @@ func TestCheck(t *testing.T) {
 		{"inside", map[string]any{"path": "/w/a"}, "", "/w", nil, 1, false},
 		{"the workspace itself", map[string]any{"path": "/w"}, "", "/w", nil, 1, false},
 		{"relative to the workspace", map[string]any{"path": "a/b"}, "", "/w", nil, 1, false},
-		{"relative to cwd", map[string]any{"path": "../b"}, "/w/sub", "/w", nil, 1, false},
-		{"relative cwd", map[string]any{"path": "b"}, "sub", "/w", nil, 1, false},
+		{"relative to cwd", map[string]any{"path": "../b"}, "/w/sub", "/w", nil, 2, false},
+		{"relative cwd", map[string]any{"path": "b"}, "sub", "/w", nil, 2, false},
+		{"cwd outside", map[string]any{}, "/etc", "/w", []string{"/etc"}, 1, false},
+		{"keys in any case", map[string]any{"File_Path": "/etc/x", "FILE": "/w/y"}, "", "/w", []string{"/etc/x"}, 2, false},
+		{"glob argument", map[string]any{"glob": "/etc/**/*.conf"}, "", "/w", []string{"/etc"}, 1, false},
+		{"glob inside", map[string]any{"glob": "src/**/*.go"}, "", "/w", nil, 1, false},
 		{"dotdot", map[string]any{"path": "../etc/passwd"}, "", "/w", []string{"../etc/passwd"}, 1, false},
 		{"dotdot in the middle", map[string]any{"file_path": "/w/a/../../etc"}, "", "/w", []string{"/w/a/../../etc"}, 1, false},
 		{"absolute outside", map[string]any{"file_path": "/etc/passwd"}, "", "/w", []string{"/etc/passwd"}, 1, false},
@@ -39,7 +43,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := r.Check(tc.args, tc.cwd, tc.ws)
+			v, err := r.Check(Call{Args: tc.args, Cwd: tc.cwd}, tc.ws)
 			if (err != nil) != tc.wantError {
 				t.Fatalf("error %v, want error %v", err, tc.wantError)
 			}
@@ -65,6 +69,10 @@ func TestSymlinks(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(ws, "real"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.MkdirAll(filepath.Join(outside, "deep", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustSymlink(t, filepath.Join(outside, "deep"), filepath.Join(ws, "deeplink"))
 
 	follow := Resolver{FollowSymlinks: true}
 	cases := []struct {
@@ -79,10 +87,13 @@ func TestSymlinks(t *testing.T) {
 		{"plain file", filepath.Join(ws, "real", "a.go"), ws, false},
 		{"new file in the workspace", filepath.Join(ws, "new.go"), ws, false},
 		{"workspace reached through a link", filepath.Join(base, "wslink", "a.go"), ws, false},
+		{"dotdot after a link goes up from its target", ws + "/deeplink/../secret.txt", ws, true},
+		{"dotdot below a link", ws + "/deeplink/x/../../secret.txt", ws, true},
+		{"dotdot from a missing directory back onto a link", ws + "/new/../link/key", ws, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := follow.Check(map[string]any{"path": tc.path}, "", tc.ws)
+			v, err := follow.Check(Call{Args: map[string]any{"path": tc.path}}, tc.ws)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +104,7 @@ func TestSymlinks(t *testing.T) {
 	}
 
 	// Without following links the path is judged by its text.
-	v, _ := Resolver{}.Check(map[string]any{"path": filepath.Join(ws, "link", "key")}, "", ws)
+	v, _ := Resolver{}.Check(Call{Args: map[string]any{"path": filepath.Join(ws, "link", "key")}}, ws)
 	if len(v.Outside) != 0 {
 		t.Fatalf("lexical check called a path under the workspace outside: %q", v.Outside)
 	}
@@ -103,5 +114,28 @@ func mustSymlink(t *testing.T, target, link string) {
 	t.Helper()
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestGlobPatternIsAPathOnlyForGlobTools(t *testing.T) {
+	r := Resolver{}
+	for _, c := range []Call{{Tool: "Glob"}, {Tool: "glob_search"}, {Capability: "fs.glob"}} {
+		c.Args = map[string]any{"pattern": "../../**/*"}
+		v, err := r.Check(c, "/w/a/b")
+		if err != nil || len(v.Outside) != 1 {
+			t.Errorf("%+v: outside %q, %v", c, v.Outside, err)
+		}
+	}
+	v, _ := r.Check(Call{Tool: "Grep", Args: map[string]any{"pattern": "../../x"}}, "/w")
+	if len(v.Outside) != 0 {
+		t.Errorf("a grep regex was checked as a path: %q", v.Outside)
+	}
+}
+
+func TestGlobBase(t *testing.T) {
+	for glob, want := range map[string]string{"/etc/*": "/etc", "../../**/*.go": "../..", "**/*.go": ".", "/*": "/", "src/main.go": "src/main.go", "a/{b,c}/d": "a"} {
+		if got := globBase(glob); got != want {
+			t.Errorf("globBase(%q) = %q, want %q", glob, got, want)
+		}
 	}
 }

@@ -86,6 +86,17 @@ func (s *Store) EnsureSession(ctx context.Context, rec SessionRecord) (SessionRe
 	return s.getSession(ctx, s.write, rec.ID)
 }
 
+// ClaimWorkspace sets the workspace of a session that has none yet (one
+// created before any absolute cwd was known); a set workspace never
+// changes.
+func (s *Store) ClaimWorkspace(ctx context.Context, id, workspace string) error {
+	_, err := s.write.ExecContext(ctx, `UPDATE sessions SET workspace = ?, updated_at = ? WHERE id = ? AND workspace = ''`, workspace, formatTime(s.now()), id)
+	if err != nil {
+		return fmt.Errorf("setting the workspace of %q: %w", id, err)
+	}
+	return nil
+}
+
 // GetSession returns one session, or ErrNotFound.
 func (s *Store) GetSession(ctx context.Context, id string) (SessionRecord, error) {
 	return s.getSession(ctx, s.read, id)

@@ -94,3 +94,15 @@ test_screened_command_needs_no_model if {
 	d2 := decide(object.union(screened_call(plain(["rm", "-rf", "/"])), {"danger": {"verdict": "SAFE", "by": "llm"}}))
 	d2.decision == "ask"
 }
+
+test_program_names_ignore_case_and_versions if {
+	not_grantable(plain(["RM", "foo"]))
+	not_grantable(plain(["Bash", "status"]))
+	not_grantable(plain(["SUDO", "status"]))
+	not_grantable(plain(["python3.12", "script"]))
+	not_grantable(plain(["/usr/bin/Perl5", "x"]))
+	not_grantable(plain(["ssh-agent", "bash"]))
+	not_grantable(plain(["npx", "cowsay"]))
+	toolperm.screened with input as screened_call(plain(["RM", "-rf", "/"]))
+	toolperm.program_names("/usr/bin/Python3.12") == {"python3.12", "python"}
+}
