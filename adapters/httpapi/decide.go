@@ -22,9 +22,26 @@ func (s *Server) decide(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	// An auto-created session's workspace is the first absolute cwd it
-	// is asked about; until it has one, it confines nothing (every path
-	// is outside).
+	session, err := s.cfg.Store.SessionTree(ctx, req.SessionID)
+	if errors.Is(err, sqlite.ErrNotFound) || (err == nil && session.Workspace == "" && session.Parent == nil && filepath.IsAbs(req.Cwd)) {
+		session, err = s.adoptSession(c, req)
+	}
+	if err != nil {
+		return storeUnavailable(err)
+	}
+	d, err := s.cfg.Engine.Decide(ctx, pdp.Call{Request: req, Session: session, Explain: c.QueryParam("explain") == "1"})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, d)
+}
+
+// adoptSession creates an unknown session with the configured defaults,
+// or gives a session without a workspace its first absolute cwd: an
+// auto-created session's workspace is the first absolute cwd it is asked
+// about, and until it has one it confines nothing (every path is outside).
+func (s *Server) adoptSession(c echo.Context, req pdp.Request) (*pdp.Session, error) {
+	ctx := c.Request().Context()
 	cwd := ""
 	if filepath.IsAbs(req.Cwd) {
 		cwd = filepath.Clean(req.Cwd)
@@ -37,22 +54,14 @@ func (s *Server) decide(c echo.Context) error {
 		Workspace:       cwd,
 	})
 	if err != nil {
-		return storeUnavailable(err)
+		return nil, err
 	}
 	if rec.Workspace == "" && cwd != "" && rec.ParentSessionID == "" {
 		if err := s.cfg.Store.ClaimWorkspace(ctx, req.SessionID, cwd); err != nil {
-			return storeUnavailable(err)
+			return nil, err
 		}
 	}
-	session, err := s.cfg.Store.SessionTree(ctx, req.SessionID)
-	if err != nil {
-		return storeUnavailable(err)
-	}
-	d, err := s.cfg.Engine.Decide(ctx, pdp.Call{Request: req, Session: session, Explain: c.QueryParam("explain") == "1"})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, d)
+	return s.cfg.Store.SessionTree(ctx, req.SessionID)
 }
 
 // storeUnavailable: without the session there is no decision, and no allow.

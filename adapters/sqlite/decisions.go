@@ -155,6 +155,9 @@ func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) 
 	if err := tx.Commit(); err != nil {
 		return rec, fmt.Errorf("recording the answer: %w", err)
 	}
+	if grantID != nil {
+		s.trees.invalidate()
+	}
 	rec.Answer = &Answer{Answer: answer, Channel: channel, AnsweredAt: now}
 	if gid, ok := grantID.(int64); ok {
 		rec.Answer.GrantID = gid

@@ -50,6 +50,7 @@ func (s *Store) DeleteGrant(ctx context.Context, sessionID string, id int64) err
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("grant %d of session %q: %w", id, sessionID, ErrNotFound)
 	}
+	s.trees.invalidate()
 	return nil
 }
 

@@ -63,6 +63,7 @@ func (s *Store) CreateSession(ctx context.Context, rec SessionRecord) (SessionRe
 	case err != nil:
 		return rec, fmt.Errorf("creating session %q: %w", rec.ID, err)
 	}
+	s.trees.invalidate()
 	return rec, nil
 }
 
@@ -83,6 +84,7 @@ func (s *Store) EnsureSession(ctx context.Context, rec SessionRecord) (SessionRe
 	if err != nil {
 		return rec, fmt.Errorf("creating session %q: %w", rec.ID, err)
 	}
+	s.trees.invalidate()
 	return s.getSession(ctx, s.write, rec.ID)
 }
 
@@ -94,6 +96,7 @@ func (s *Store) ClaimWorkspace(ctx context.Context, id, workspace string) error 
 	if err != nil {
 		return fmt.Errorf("setting the workspace of %q: %w", id, err)
 	}
+	s.trees.invalidate()
 	return nil
 }
 
@@ -171,12 +174,30 @@ func (s *Store) UpdateSession(ctx context.Context, id string, p SessionPatch) (S
 		rec.PermissionLevel, rec.Mode, rules, formatTime(rec.UpdatedAt), id); err != nil {
 		return rec, fmt.Errorf("updating session %q: %w", id, err)
 	}
-	return rec, tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return rec, fmt.Errorf("updating session %q: %w", id, err)
+	}
+	s.trees.invalidate()
+	return rec, nil
 }
 
-// SessionTree loads a session with its parents and the grants of its
-// tree's root, ready for the engine.
+// SessionTree returns a session with its parents and the grants of its
+// tree's root, ready for the engine. The tree is shared: callers must not
+// change it.
 func (s *Store) SessionTree(ctx context.Context, id string) (*pdp.Session, error) {
+	if tree, ok := s.trees.get(id); ok {
+		return tree, nil
+	}
+	gen := s.trees.generation()
+	tree, err := s.loadTree(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s.trees.put(id, gen, tree)
+	return tree, nil
+}
+
+func (s *Store) loadTree(ctx context.Context, id string) (*pdp.Session, error) {
 	var chain []SessionRecord
 	for cur := id; cur != ""; {
 		if len(chain) >= maxTreeDepth {

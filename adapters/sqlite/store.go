@@ -33,6 +33,7 @@ type Store struct {
 	write *sql.DB // one connection: SQLite has one writer
 	read  *sql.DB // a pool of readers (WAL lets them run beside the writer)
 	audit *auditWriter
+	trees *treeCache
 	now   func() time.Time
 }
 
@@ -74,7 +75,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("opening %s for reading: %w", path, err)
 	}
 	read.SetMaxOpenConns(8)
-	s := &Store{write: write, read: read, now: time.Now}
+	s := &Store{write: write, read: read, trees: newTreeCache(), now: time.Now}
 	s.audit = newAuditWriter(write, opts.MaxBatch)
 	return s, nil
 }
