@@ -112,3 +112,19 @@ func BenchmarkDecideEach(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecideUncached decides shell commands the memo has never seen
+// (a new argument every time): the cost of a full Rego evaluation.
+func BenchmarkDecideUncached(b *testing.B) {
+	e := newEngine(b, pdp.Components{})
+	session := &pdp.Session{Workspace: "/home/u/proj", PermissionLevel: pdp.ReadWrite}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		call := pdp.Call{Request: pdp.Request{SessionID: "bench", Tool: "shell", Args: map[string]any{"command": fmt.Sprintf("go test -run T%d", i)}, Cwd: "/home/u/proj"}, Session: session}
+		if _, err := e.Decide(ctx, call); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -41,7 +41,14 @@ func main() {
 	duration := flag.Duration("d", 10*time.Second, "how long to send")
 	path := flag.String("path", "/v1/decide", "the endpoint to POST to")
 	bodiesFile := flag.String("bodies", "", "a file of JSON bodies, one per line (default: the built-in decide mix)")
+	printMix := flag.Bool("print-mix", false, "print the built-in mix, one body per line, and exit")
 	flag.Parse()
+	if *printMix {
+		for _, body := range mix {
+			fmt.Println(strings.ReplaceAll(body, "{client}", "0"))
+		}
+		return
+	}
 
 	bodies := mix
 	if *bodiesFile != "" {
