@@ -32,7 +32,25 @@ type Components struct {
 	Paths    paths.Resolver
 	Logger   *slog.Logger
 	Now      func() time.Time
+	// Observer is told of every decision and evaluation (metrics); may be nil.
+	Observer Observer
 }
+
+// Observer is told what the engine does, for metrics.
+type Observer interface {
+	// Decided reports an answer and how long the whole decision took,
+	// audit write included.
+	Decided(d Decision, took time.Duration)
+	// Evaluated reports one evaluation of the policy: how long it took,
+	// or that the memo answered it.
+	Evaluated(took time.Duration, memoHit bool)
+}
+
+// noObserver is the Observer when none is configured.
+type noObserver struct{}
+
+func (noObserver) Decided(Decision, time.Duration) {}
+func (noObserver) Evaluated(time.Duration, bool)   {}
 
 // Call is one decision to make: the request, the session it runs in
 // (already loaded, with its parents and the grants of its tree), and
@@ -62,6 +80,9 @@ func New(p *Policy, c Components) *Engine {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Observer == nil {
+		c.Observer = noObserver{}
 	}
 	e := &Engine{c: c}
 	if p != nil {
@@ -117,9 +138,12 @@ func (e *Engine) Decide(ctx context.Context, call Call) (Decision, error) {
 		ev := Event{Decision: d, Request: call.Request, SessionID: call.Request.SessionID, Time: start, Latency: e.c.Now().Sub(start)}
 		if err := e.c.Audit.Record(ctx, ev); err != nil {
 			e.c.Logger.Error("audit write failed; denying", "decision_id", d.DecisionID, "err", err)
-			return denyUnrecorded(d), fmt.Errorf("%w: %v", ErrAuditUnavailable, err)
+			d = denyUnrecorded(d)
+			e.c.Observer.Decided(d, e.c.Now().Sub(start))
+			return d, fmt.Errorf("%w: %v", ErrAuditUnavailable, err)
 		}
 	}
+	e.c.Observer.Decided(d, e.c.Now().Sub(start))
 	return d, nil
 }
 

@@ -118,9 +118,11 @@ func (pl *pipeline) eval(ctx context.Context, in map[string]any, explain bool) (
 	if !explain {
 		key = inputKey(in)
 		if out, ok := pl.p.memo.get(key); ok {
+			pl.e.c.Observer.Evaluated(0, true)
 			return out, nil
 		}
 	}
+	start := pl.e.c.Now()
 	value, err := ast.InterfaceToValue(in)
 	if err != nil {
 		return outcome{}, fmt.Errorf("building input: %w", err)
@@ -130,6 +132,7 @@ func (pl *pipeline) eval(ctx context.Context, in map[string]any, explain bool) (
 		query, name = pl.p.explain, EntryPoint
 	}
 	rs, err := query.Eval(ctx, rego.EvalParsedInput(value))
+	pl.e.c.Observer.Evaluated(pl.e.c.Now().Sub(start), false)
 	if err != nil {
 		return outcome{}, fmt.Errorf("evaluating %s: %w", name, err)
 	}

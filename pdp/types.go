@@ -26,7 +26,9 @@ const (
 	AllowAll  Mode = "allow-all"
 )
 
-// Modes lists the confirmation modes from strictest to loosest.
+// Modes lists the confirmation modes. They differ only where no rule
+// applies: on-demand denies, always-ask asks, allow-all allows everything
+// not explicitly denied.
 var Modes = []Mode{AlwaysAsk, OnDemand, AllowAll}
 
 // ExecutionMode says where a session's tools run; fixed at creation.

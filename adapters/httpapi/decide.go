@@ -30,6 +30,9 @@ func (s *Server) decide(c echo.Context) error {
 		return storeUnavailable(err)
 	}
 	d, err := s.cfg.Engine.Decide(ctx, pdp.Call{Request: req, Session: session, Explain: c.QueryParam("explain") == "1"})
+	if d.DecisionID != "" {
+		c.Set(decisionIDKey, d.DecisionID)
+	}
 	if err != nil {
 		return err
 	}

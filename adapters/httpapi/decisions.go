@@ -80,6 +80,7 @@ func (s *Server) answer(c echo.Context) error {
 		return err
 	}
 	s.waiters.notify(id)
+	c.Set(decisionIDKey, id)
 	return c.JSON(http.StatusOK, rec)
 }
 

@@ -27,6 +27,19 @@ type Config struct {
 	// MaxWait bounds GET /v1/decisions/{id}?wait=….
 	MaxWait time.Duration
 	Logger  *slog.Logger
+	// Tokens are the bearer tokens and their roles; none means every
+	// caller has every role (the server must then listen on loopback).
+	Tokens []Token
+	// Observer is told of every request (metrics); may be nil.
+	Observer Observer
+	// Metrics, when set, is served at GET /metrics without a token.
+	Metrics http.Handler
+}
+
+// Observer is told of every request and every refusal.
+type Observer interface {
+	Request(route, method string, code int, took time.Duration)
+	AccessDenied(code int)
 }
 
 // Server holds the API's handlers and their shared state.
@@ -56,25 +69,61 @@ func New(cfg Config) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
+	e.Use(s.logRequests)
 	e.Use(middleware.Recover())
 	e.Use(middleware.BodyLimit(strconv.FormatInt(cfg.MaxBodyBytes, 10) + "B"))
+	e.Use(s.authenticate)
 	s.routes(e)
 	return e
 }
 
+// routes registers every route with the roles that may call it.
 func (s *Server) routes(e *echo.Echo) {
-	e.POST("/v1/decide", s.decide)
-	e.POST("/v1/sessions", s.createSession)
-	e.GET("/v1/sessions/:id", s.getSession)
-	e.PATCH("/v1/sessions/:id", s.patchSession)
-	e.GET("/v1/sessions/:id/grants", s.listGrants)
-	e.DELETE("/v1/sessions/:id/grants/:gid", s.deleteGrant)
-	e.GET("/v1/decisions", s.listDecisions)
-	e.GET("/v1/decisions/:id", s.getDecision)
-	e.POST("/v1/decisions/:id/answer", s.answer)
+	anyone := []Role{Dispatcher, User, Auditor}
+	e.POST("/v1/decide", s.decide, s.require(Dispatcher))
+	e.POST("/v1/sessions", s.createSession, s.require(Dispatcher, User))
+	e.GET("/v1/sessions/:id", s.getSession, s.require(anyone...))
+	e.PATCH("/v1/sessions/:id", s.patchSession, s.require(User))
+	e.GET("/v1/sessions/:id/grants", s.listGrants, s.require(User, Auditor))
+	e.DELETE("/v1/sessions/:id/grants/:gid", s.deleteGrant, s.require(User))
+	e.GET("/v1/decisions", s.listDecisions, s.require(User, Auditor))
+	e.GET("/v1/decisions/:id", s.getDecision, s.require(anyone...))
+	e.POST("/v1/decisions/:id/answer", s.answer, s.require(User))
 	e.GET("/health", s.health)
 	e.GET("/ready", s.ready)
+	if s.cfg.Metrics != nil {
+		e.GET("/metrics", echo.WrapHandler(s.cfg.Metrics))
+	}
 }
+
+// logRequests writes one line per request — never a command, a path
+// argument or a token — and tells the observer.
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		route := c.Path()
+		if route == "" {
+			route = "unmatched"
+		}
+		code, took := c.Response().Status, time.Since(start)
+		if s.cfg.Observer != nil {
+			s.cfg.Observer.Request(route, c.Request().Method, code, took)
+		}
+		attrs := []any{"method", c.Request().Method, "route", route, "status", code, "duration", took, "caller", callerOf(c).name}
+		if id, ok := c.Get(decisionIDKey).(string); ok {
+			attrs = append(attrs, "decision_id", id)
+		}
+		s.cfg.Logger.Info("request", attrs...)
+		return nil
+	}
+}
+
+// decisionIDKey carries the decision id of a request to its log line.
+const decisionIDKey = "pdp.decision_id"
 
 func (s *Server) health(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})

@@ -73,6 +73,11 @@ func (s *Server) createSession(c echo.Context) error {
 	if err := pdp.ValidateSession(&pdp.Session{PermissionLevel: b.PermissionLevel, Mode: b.Mode, ExecutionMode: b.ExecutionMode, Rules: b.Rules, Scope: b.Scope}); err != nil {
 		return err
 	}
+	if who := callerOf(c); !who.has(User) {
+		if err := s.dispatcherMayCreate(b.PermissionLevel, b.Mode, b.Rules); err != nil {
+			return err
+		}
+	}
 	rec, err := s.cfg.Store.CreateSession(ctx, sqlite.SessionRecord{
 		ID: b.ID, PermissionLevel: b.PermissionLevel, Mode: b.Mode, ExecutionMode: b.ExecutionMode,
 		Workspace: b.Workspace, Rules: b.Rules, ParentSessionID: b.ParentSessionID, Scope: b.Scope, AssessorModel: b.AssessorModel,

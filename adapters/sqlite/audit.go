@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/toolperm/pdp/pdp"
 )
@@ -40,6 +41,7 @@ type pendingEvent struct {
 // every event waiting, writes them in one transaction, and answers each.
 type auditWriter struct {
 	db       *sql.DB
+	observer AuditObserver
 	queue    chan pendingEvent
 	max      int
 	closeMu  sync.RWMutex
@@ -49,8 +51,8 @@ type auditWriter struct {
 	events, txns, maxBatch, errors atomic.Int64
 }
 
-func newAuditWriter(db *sql.DB, max int) *auditWriter {
-	a := &auditWriter{db: db, queue: make(chan pendingEvent, 4*max), max: max, finished: make(chan struct{})}
+func newAuditWriter(db *sql.DB, max int, observer AuditObserver) *auditWriter {
+	a := &auditWriter{db: db, observer: observer, queue: make(chan pendingEvent, 4*max), max: max, finished: make(chan struct{})}
 	go a.run()
 	return a
 }
@@ -110,7 +112,11 @@ func (a *auditWriter) run() {
 }
 
 func (a *auditWriter) write(batch []pendingEvent) error {
+	start := time.Now()
 	err := a.writeTx(batch)
+	if a.observer != nil {
+		a.observer.AuditBatch(len(batch), time.Since(start), err)
+	}
 	if err != nil {
 		a.errors.Add(1)
 		return err

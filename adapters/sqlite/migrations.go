@@ -62,6 +62,18 @@ CREATE TABLE decisions (
 CREATE INDEX decisions_session ON decisions(session_id, id);
 CREATE INDEX decisions_decision ON decisions(decision, id);
 `,
+	2: `
+CREATE TABLE access_events (
+	id     INTEGER PRIMARY KEY AUTOINCREMENT,
+	time   TEXT NOT NULL,
+	method TEXT NOT NULL,
+	route  TEXT NOT NULL,
+	code   INTEGER NOT NULL,
+	token  TEXT NOT NULL DEFAULT '',
+	reason TEXT NOT NULL DEFAULT '',
+	remote TEXT NOT NULL DEFAULT ''
+);
+`,
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

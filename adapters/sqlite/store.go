@@ -26,6 +26,14 @@ type Options struct {
 	// Synchronous is SQLite's synchronous pragma: FULL (default) makes
 	// every committed event survive a power loss, NORMAL a process crash.
 	Synchronous string
+	// Observer is told of every audit transaction (metrics); may be nil.
+	Observer AuditObserver
+}
+
+// AuditObserver is told of every audit transaction: how many events it
+// carried, how long it took, and whether it failed.
+type AuditObserver interface {
+	AuditBatch(events int, took time.Duration, err error)
 }
 
 // Store is the SQLite state of the PDP. It is safe for concurrent use.
@@ -76,7 +84,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	read.SetMaxOpenConns(8)
 	s := &Store{write: write, read: read, trees: newTreeCache(), now: time.Now}
-	s.audit = newAuditWriter(write, opts.MaxBatch)
+	s.audit = newAuditWriter(write, opts.MaxBatch, opts.Observer)
 	return s, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/internal/config"
+	"github.com/toolperm/pdp/metrics"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -71,11 +72,23 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 	if err := pdp.ValidateSession(&pdp.Session{PermissionLevel: level, Mode: mode}); err != nil {
 		return fmt.Errorf("config sessions: %w", err)
 	}
+	tokens, err := loadTokens(cfg.Auth.Tokens)
+	if err != nil {
+		return err
+	}
+	if len(tokens) == 0 {
+		if !isLoopback(cfg.Server.Addr) {
+			return fmt.Errorf("refusing to listen on %s without access control: configure auth.tokens, or listen on loopback", cfg.Server.Addr)
+		}
+		logger.Warn("no auth.tokens configured: every caller on this machine has every role; listening on loopback only", "addr", cfg.Server.Addr)
+	}
+	m := metrics.New()
 	policy, err := loadPolicy(ctx, cfg.Policy.Path)
+	m.PolicyActivated(policy, err)
 	if err != nil {
 		return fmt.Errorf("no valid policy, not starting: %w", err)
 	}
-	store, err := sqlite.Open(ctx, cfg.DB.Path, sqlite.Options{})
+	store, err := sqlite.Open(ctx, cfg.DB.Path, sqlite.Options{Observer: m})
 	if err != nil {
 		return err
 	}
@@ -86,7 +99,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		st := store.AuditStats()
 		logger.Info("audit trail closed", "events", st.Events, "transactions", st.Transactions, "largest_batch", st.MaxBatch, "failed_transactions", st.Errors)
 	}()
-	assess, err := newAssessor(cfg.Assessor, nil)
+	assess, err := newAssessor(cfg.Assessor, m)
 	if err != nil {
 		return err
 	}
@@ -103,8 +116,19 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		Engine: engine, Store: store,
 		DefaultLevel: level, DefaultMode: mode,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxWait: cfg.Server.MaxWait,
-		Logger: logger,
+		Logger: logger, Tokens: tokens, Observer: m,
+		Metrics: onMainListener(cfg.Metrics.Addr, m.Handler()),
 	})
+	if cfg.Metrics.Addr != "" {
+		mln, err := net.Listen("tcp", cfg.Metrics.Addr)
+		if err != nil {
+			return fmt.Errorf("listening for metrics on %s: %w", cfg.Metrics.Addr, err)
+		}
+		msrv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = msrv.Serve(mln) }()
+		defer msrv.Close()
+		logger.Info("serving metrics", "addr", "http://"+mln.Addr().String()+"/metrics")
+	}
 	ln, err := net.Listen("tcp", cfg.Server.Addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Server.Addr, err)
@@ -143,4 +167,13 @@ func newLogger(cfg config.Log) (*slog.Logger, error) {
 		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
 	}
 	return nil, fmt.Errorf("config log.format %q: want text or json", cfg.Format)
+}
+
+// onMainListener is the metrics handler for the API's listener, or nil
+// when metrics have a listen address of their own.
+func onMainListener(metricsAddr string, h http.Handler) http.Handler {
+	if metricsAddr != "" {
+		return nil
+	}
+	return h
 }

@@ -25,7 +25,32 @@ type Config struct {
 	Paths    Paths    `yaml:"paths"`
 	Sessions Sessions `yaml:"sessions"`
 	Assessor Assessor `yaml:"assessor"`
+	Auth     Auth     `yaml:"auth"`
+	Metrics  Metrics  `yaml:"metrics"`
 	Log      Log      `yaml:"log"`
+}
+
+// Auth holds the bearer tokens; none means no access control, which the
+// server allows on loopback only.
+type Auth struct {
+	Tokens []Token `yaml:"tokens"`
+}
+
+// Token is one bearer token: its name, roles, and exactly one of its
+// SHA-256 (hex), an environment variable or a file holding it.
+type Token struct {
+	Name   string   `yaml:"name"`
+	Roles  []string `yaml:"roles"`
+	SHA256 string   `yaml:"sha256"`
+	Env    string   `yaml:"env"`
+	File   string   `yaml:"file"`
+}
+
+// Metrics says where /metrics is served.
+type Metrics struct {
+	// Addr is a separate listen address for /metrics; empty serves it on
+	// the API's address.
+	Addr string `yaml:"addr"`
 }
 
 // Assessor is the LLM danger assessor of the SMART level; off without a URL.
@@ -92,7 +117,8 @@ func Default() Config {
 			Timeout: 2 * time.Second, MaxTokens: 4, CacheSize: 10000, CacheTTL: time.Hour,
 			MaxCommandBytes: 4096, BreakerFailures: 5, BreakerCooldown: 30 * time.Second,
 		},
-		Log: Log{Level: "info", Format: "text"},
+		Auth: Auth{Tokens: []Token{}},
+		Log:  Log{Level: "info", Format: "text"},
 	}
 }
 
