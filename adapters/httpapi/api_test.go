@@ -22,6 +22,7 @@ import (
 
 // service is the real API on a real SQLite file, behind a real HTTP server.
 type service struct {
+	token  string // sent as a bearer token when set
 	t      *testing.T
 	dbPath string
 	store  *sqlite.Store
@@ -29,6 +30,11 @@ type service struct {
 }
 
 func startService(t *testing.T, dbPath string) *service {
+	return startServiceWith(t, dbPath, nil)
+}
+
+// startServiceWith lets a test set tokens, observers and metrics.
+func startServiceWith(t *testing.T, dbPath string, configure func(*httpapi.Config, *pdp.Components)) *service {
 	t.Helper()
 	ctx := context.Background()
 	policy, err := pdp.LoadFS(ctx, policies.FS, "builtin")
@@ -39,9 +45,14 @@ func startService(t *testing.T, dbPath string) *service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine := pdp.New(policy, pdp.Components{Audit: store})
-	api := httpapi.New(httpapi.Config{Engine: engine, Store: store, MaxBodyBytes: 64 << 10, MaxWait: 5 * time.Second})
-	s := &service{t: t, dbPath: dbPath, store: store, srv: httptest.NewServer(api)}
+	components := pdp.Components{Audit: store}
+	cfg := httpapi.Config{Store: store, MaxBodyBytes: 64 << 10, MaxWait: 5 * time.Second}
+	if configure != nil {
+		configure(&cfg, &components)
+	}
+	cfg.Engine = pdp.New(policy, components)
+	api := httpapi.New(cfg)
+	s := &service{t: t, dbPath: dbPath, store: store, srv: httptest.NewServer(api), token: ""}
 	t.Cleanup(s.stop)
 	return s
 }
@@ -78,6 +89,9 @@ func (s *service) call(method, path string, body any) (int, map[string]any) {
 	}
 	req, _ := http.NewRequest(method, s.srv.URL+path, rd)
 	req.Header.Set("Content-Type", "application/json")
+	if s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatalf("%s %s: %v", method, path, err)

@@ -111,6 +111,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		Audit:    store,
 		Paths:    paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks},
 		Logger:   logger,
+		Observer: m,
 	})
 	api := httpapi.New(httpapi.Config{
 		Engine: engine, Store: store,

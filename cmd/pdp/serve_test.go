@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -35,6 +36,12 @@ func startServer(t *testing.T, db string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--db", db, "--config", filepath.Join("..", "..", "config.yaml"))
 	cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1")
+	return cmd, startCmd(t, cmd)
+}
+
+// startCmd starts a prepared `pdp serve` and waits for its address.
+func startCmd(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -57,11 +64,11 @@ func startServer(t *testing.T, db string) (*exec.Cmd, string) {
 	}()
 	select {
 	case addr := <-found:
-		return cmd, "http://" + addr
+		return "http://" + addr
 	case <-time.After(30 * time.Second):
 		t.Fatal("pdp serve did not start within 30s")
 	}
-	return nil, ""
+	return ""
 }
 
 // hammer sends decisions from 16 clients until stop is closed, and
@@ -185,5 +192,60 @@ func TestServeRefusesWithoutAValidPolicy(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err == nil || !bytes.Contains(out, []byte("no valid policy")) {
 		t.Fatalf("serve started with a broken policy: %v\n%s", err, out)
+	}
+}
+
+func TestServeRefusesAnOpenNonLoopbackAddress(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "serve", "--addr", "0.0.0.0:0", "--db", filepath.Join(dir, "pdp.db"), "--config", filepath.Join("..", "..", "config.yaml"))
+	cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !bytes.Contains(out, []byte("without access control")) {
+		t.Fatalf("serve listened on 0.0.0.0 without tokens: %v\n%s", err, out)
+	}
+}
+
+func TestServeWithTokensAndMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server process")
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	yaml := "auth:\n  tokens:\n    - name: runtime\n      roles: [dispatcher]\n      env: TEST_PDP_RUNTIME_TOKEN\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "pdp.db"), "--config", cfg)
+	cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1", "TEST_PDP_RUNTIME_TOKEN=s3cret")
+	url := startCmd(t, cmd)
+
+	post := func(token string) int {
+		req, _ := http.NewRequest("POST", url+"/v1/decide", bytes.NewBufferString(`{"session_id":"t","tool":"read_file","args":{"path":"a"},"cwd":"/w"}`))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(""); code != 401 {
+		t.Fatalf("no token: %d", code)
+	}
+	if code := post("s3cret"); code != 200 {
+		t.Fatalf("dispatcher token: %d", code)
+	}
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Contains(raw, []byte(`pdp_decisions_total{decision="allow",source="level"} 1`)) ||
+		!bytes.Contains(raw, []byte(`pdp_access_denied_total{code="401"} 1`)) ||
+		!bytes.Contains(raw, []byte(`pdp_policy_revision_info{revision="sha256:`)) {
+		t.Fatalf("metrics:\n%s", raw)
 	}
 }
