@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/open-policy-agent/opa/v1/loader"
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
@@ -45,6 +46,33 @@ const MemoSize = 1 << 14
 // LoadFS compiles the policy files of fsys: every .rego file except tests,
 // and .json data files. The revision is a hash of their content.
 func LoadFS(ctx context.Context, fsys fs.FS, source string) (*Policy, error) {
+	files, err := policyFiles(fsys, source)
+	if err != nil {
+		return nil, err
+	}
+	loaded, err := loader.NewFileLoader().WithFS(fsys).Filtered(files, nil)
+	if err != nil {
+		return nil, fmt.Errorf("loading policy %s: %w", source, err)
+	}
+	revision, err := contentRevision(fsys, files)
+	if err != nil {
+		return nil, err
+	}
+	return Compile(ctx, loaded.ParsedModules(), loaded.Documents, source, revision)
+}
+
+// ContentRevision is the revision LoadFS gives the policy files of fsys,
+// computed without compiling them: a watcher compares it to tell a
+// changed policy from an unchanged one.
+func ContentRevision(fsys fs.FS, source string) (string, error) {
+	files, err := policyFiles(fsys, source)
+	if err != nil {
+		return "", err
+	}
+	return contentRevision(fsys, files)
+}
+
+func policyFiles(fsys fs.FS, source string) ([]string, error) {
 	var files []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -62,15 +90,7 @@ func LoadFS(ctx context.Context, fsys fs.FS, source string) (*Policy, error) {
 		return nil, fmt.Errorf("policy %s has no .rego files", source)
 	}
 	sort.Strings(files)
-	loaded, err := loader.NewFileLoader().WithFS(fsys).Filtered(files, nil)
-	if err != nil {
-		return nil, fmt.Errorf("loading policy %s: %w", source, err)
-	}
-	revision, err := contentRevision(fsys, files)
-	if err != nil {
-		return nil, err
-	}
-	return Compile(ctx, loaded.ParsedModules(), loaded.Documents, source, revision)
+	return files, nil
 }
 
 // LoadDir compiles the policy in a directory on disk.
@@ -133,4 +153,51 @@ func contentRevision(fsys fs.FS, files []string) (string, error) {
 		h.Write(b)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// CompileBundle prepares a policy from an OPA bundle: its modules, its
+// data, and its manifest revision (a content hash when it has none).
+func CompileBundle(ctx context.Context, b bundle.Bundle, source, digest string) (*Policy, error) {
+	modules := make(map[string]*ast.Module, len(b.Modules))
+	for _, m := range b.Modules {
+		if strings.HasSuffix(m.Path, "_test.rego") {
+			continue
+		}
+		modules[m.Path] = m.Parsed
+	}
+	if len(modules) == 0 {
+		return nil, fmt.Errorf("bundle %s has no policy modules", source)
+	}
+	revision := b.Manifest.Revision
+	if revision == "" {
+		revision = digest
+	}
+	return Compile(ctx, modules, b.Data, source, revision)
+}
+
+// probeInput is a plain call every policy must answer with a well-formed
+// decision (whatever the decision is).
+var probeInput = map[string]any{
+	"tool":      "read_file",
+	"session":   sessionInput(withDefaults(&Session{Workspace: "/probe"})),
+	"workspace": map[string]any{"outside": []any{}},
+}
+
+// Check tests a compiled policy before it is activated: both entry points
+// must answer a plain call with a decision of the right shape.
+func (p *Policy) Check(ctx context.Context) error {
+	value, err := ast.InterfaceToValue(probeInput)
+	if err != nil {
+		return err
+	}
+	for name, q := range map[string]rego.PreparedEvalQuery{AnswerPoint: p.answer, EntryPoint: p.explain} {
+		rs, err := q.Eval(ctx, rego.EvalParsedInput(value))
+		if err != nil {
+			return fmt.Errorf("policy %s fails on a plain call: %w", p.Source, err)
+		}
+		if _, err := decodeResult(rs, name, name == EntryPoint); err != nil {
+			return fmt.Errorf("policy %s answers a plain call wrongly: %w", p.Source, err)
+		}
+	}
+	return nil
 }

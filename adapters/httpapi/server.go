@@ -34,6 +34,8 @@ type Config struct {
 	Observer Observer
 	// Metrics, when set, is served at GET /metrics without a token.
 	Metrics http.Handler
+	// PolicyStatus, when set, is served at GET /v1/policy (admin).
+	PolicyStatus func() any
 }
 
 // Observer is told of every request and every refusal.
@@ -89,6 +91,9 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/v1/decisions", s.listDecisions, s.require(User, Auditor))
 	e.GET("/v1/decisions/:id", s.getDecision, s.require(anyone...))
 	e.POST("/v1/decisions/:id/answer", s.answer, s.require(User))
+	if s.cfg.PolicyStatus != nil {
+		e.GET("/v1/policy", s.policyStatus, s.require(Admin))
+	}
 	e.GET("/health", s.health)
 	e.GET("/ready", s.ready)
 	if s.cfg.Metrics != nil {
@@ -124,6 +129,12 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 
 // decisionIDKey carries the decision id of a request to its log line.
 const decisionIDKey = "pdp.decision_id"
+
+// policyStatus shows the active revision, its source, when it was
+// activated and the last error.
+func (s *Server) policyStatus(c echo.Context) error {
+	return c.JSON(http.StatusOK, s.cfg.PolicyStatus())
+}
 
 func (s *Server) health(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})

@@ -46,7 +46,7 @@ any decision; non-zero with an error on stderr for bad input.`,
 				return err
 			}
 			call.Explain = explain
-			policy, err := loadPolicy(cmd.Context(), cfg.Policy.Path)
+			policy, err := loadPolicy(cmd.Context(), cfg.Policy)
 			if err != nil {
 				return err
 			}
@@ -69,7 +69,7 @@ any decision; non-zero with an error on stderr for bad input.`,
 			return enc.Encode(out)
 		},
 	}
-	cmd.Flags().StringVar(&policyPath, "policies", "", "policy directory (default: config's policy.path, else the built-in policy)")
+	cmd.Flags().StringVar(&policyPath, "policies", "", "policy directory, bundle .tar.gz or bundle URL (default: config's policy.path, else the built-in policy)")
 	cmd.Flags().BoolVar(&explain, "explain", false, "add the step-by-step trace and the rule each layer matched")
 	cmd.Flags().BoolVar(&printInput, "print-input", false, "print the OPA input document instead of deciding")
 	return cmd

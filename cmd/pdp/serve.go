@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/metrics"
@@ -83,10 +84,9 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		logger.Warn("no auth.tokens configured: every caller on this machine has every role; listening on loopback only", "addr", cfg.Server.Addr)
 	}
 	m := metrics.New()
-	policy, err := loadPolicy(ctx, cfg.Policy.Path)
-	m.PolicyActivated(policy, err)
+	src, err := policySource(cfg.Policy)
 	if err != nil {
-		return fmt.Errorf("no valid policy, not starting: %w", err)
+		return err
 	}
 	store, err := sqlite.Open(ctx, cfg.DB.Path, sqlite.Options{Observer: m})
 	if err != nil {
@@ -106,19 +106,30 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 	if assess == nil {
 		logger.Warn("no assessor configured (assessor.url): SMART sessions ask before every shell command")
 	}
-	engine := pdp.New(policy, pdp.Components{
+	engine := pdp.New(nil, pdp.Components{
 		Assessor: assess,
 		Audit:    store,
 		Paths:    paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks},
 		Logger:   logger,
 		Observer: m,
 	})
+	watcher := policysource.NewWatcher(src, engine, policysource.WatchOptions{Poll: cfg.Policy.PollInterval, Observer: m, Logger: logger})
+	if _, err := watcher.Reload(ctx); err != nil {
+		if policysource.KindOf(src.Path) != policysource.HTTP {
+			return fmt.Errorf("no valid policy, not starting: %w", err)
+		}
+		// A bundle server may come up after us: serve unready (every
+		// decision denied) and keep polling.
+		logger.Error("no valid policy yet; not ready until one loads", "source", src.Path, "err", err)
+	}
+	go watcher.Run(ctx)
 	api := httpapi.New(httpapi.Config{
 		Engine: engine, Store: store,
 		DefaultLevel: level, DefaultMode: mode,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxWait: cfg.Server.MaxWait,
 		Logger: logger, Tokens: tokens, Observer: m,
-		Metrics: onMainListener(cfg.Metrics.Addr, m.Handler()),
+		PolicyStatus: func() any { return watcher.Status() },
+		Metrics:      onMainListener(cfg.Metrics.Addr, m.Handler()),
 	})
 	if cfg.Metrics.Addr != "" {
 		mln, err := net.Listen("tcp", cfg.Metrics.Addr)
@@ -137,7 +148,8 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	logger.Info("serving", "addr", "http://"+ln.Addr().String(), "policy", policy.Source, "revision", policy.Revision, "db", cfg.DB.Path)
+	st := watcher.Status()
+	logger.Info("serving", "addr", "http://"+ln.Addr().String(), "policy", st.Source, "revision", st.Revision, "db", cfg.DB.Path)
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/open-policy-agent/opa/v1/bundle"
+	"github.com/open-policy-agent/opa/v1/keys"
 	"github.com/toolperm/pdp/adapters/assessor"
+	"github.com/toolperm/pdp/adapters/policysource"
 
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/internal/config"
@@ -20,13 +23,27 @@ func loadConfig(cmd *cobra.Command) (config.Config, error) {
 	return config.Load(path, cmd.Flags().Changed("config"), os.Environ())
 }
 
-// loadPolicy compiles the configured policy: a directory, or the built-in
-// one when the path is empty.
-func loadPolicy(ctx context.Context, path string) (*pdp.Policy, error) {
-	if path == "" {
-		return pdp.LoadFS(ctx, policies.FS, "builtin")
+// policySource is the configured policy source, with the built-in policy
+// and the verification keys.
+func policySource(cfg config.Policy) (policysource.Config, error) {
+	src := policysource.Config{Path: cfg.Path, Builtin: policies.FS, MaxBytes: cfg.MaxBundleBytes}
+	if v := cfg.Verification; v.KeyFile != "" {
+		key, err := keys.NewKeyConfig(v.KeyFile, v.Algorithm, v.Scope)
+		if err != nil {
+			return src, fmt.Errorf("policy.verification: %w", err)
+		}
+		src.Verification = bundle.NewVerificationConfig(map[string]*keys.Config{v.KeyID: key}, v.KeyID, v.Scope, nil)
 	}
-	p, err := pdp.LoadDir(ctx, path)
+	return src, src.Validate()
+}
+
+// loadPolicy compiles and tests the configured policy once.
+func loadPolicy(ctx context.Context, cfg config.Policy) (*pdp.Policy, error) {
+	src, err := policySource(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p, err := policysource.Load(ctx, src)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}

@@ -80,9 +80,24 @@ type DB struct {
 	Path string `yaml:"path"`
 }
 
-// Policy says which policy to serve: empty path is the built-in one.
+// Policy says which policy to serve and how to trust it.
 type Policy struct {
+	// Path is a directory, a bundle .tar.gz, an http(s) URL of a bundle,
+	// or empty for the built-in policy.
 	Path string `yaml:"path"`
+	// PollInterval is how often the source is checked for a new version.
+	PollInterval   time.Duration `yaml:"poll_interval"`
+	MaxBundleBytes int64         `yaml:"max_bundle_bytes"`
+	Verification   Verification  `yaml:"verification"`
+}
+
+// Verification configures bundle signature verification; off without a key.
+type Verification struct {
+	// KeyFile is the PEM public key (or HMAC secret) bundles are signed for.
+	KeyFile   string `yaml:"key_file"`
+	KeyID     string `yaml:"key_id"`
+	Algorithm string `yaml:"algorithm"`
+	Scope     string `yaml:"scope"`
 }
 
 // Paths configures the workspace check.
@@ -108,6 +123,7 @@ func Default() Config {
 	return Config{
 		Server: Server{Addr: "127.0.0.1:8181", MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second, MaxWait: 60 * time.Second},
 		DB:     DB{Path: "pdp.db"},
+		Policy: Policy{PollInterval: 5 * time.Second, MaxBundleBytes: 16 << 20, Verification: Verification{KeyID: "default", Algorithm: "RS256"}},
 		Paths:  Paths{FollowSymlinks: true},
 		Sessions: Sessions{
 			PermissionLevel: "READ_ONLY",
