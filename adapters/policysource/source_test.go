@@ -181,14 +181,14 @@ func TestBrokenBundlesKeepTheOldRevision(t *testing.T) {
 		raw    []byte
 		verify bool
 	}{
-		"syntax error":       {tarballRaw(t, makeBundle(t, "bad", nil, nil), "policies/chain.rego", "package toolperm\n\nanswer := {\n"), false},
-		"compile error":      {tarball(t, makeBundle(t, "bad", nil, map[string]string{"x.rego": "package toolperm\n\nbad := 1 + \"a\"\n"})), false},
-		"truncated tarball":  {tarball(t, good)[:200], false},
-		"not gzip":           {[]byte("{}"), false},
-		"oversized":          {append(tarball(t, good), make([]byte, 2<<20)...), false},
-		"unsigned":           {tarball(t, good), true},
-		"wrong signature":    {signed(t, good, other), true},
-		"tampered":           {tamper(t, signed(t, makeBundle(t, "good", nil, nil), signer)), true},
+		"syntax error":      {tarballRaw(t, makeBundle(t, "bad", nil, nil), "policies/chain.rego", "package toolperm\n\nanswer := {\n"), false},
+		"compile error":     {tarball(t, makeBundle(t, "bad", nil, map[string]string{"x.rego": "package toolperm\n\nbad := 1 + \"a\"\n"})), false},
+		"truncated tarball": {tarball(t, good)[:200], false},
+		"not gzip":          {[]byte("{}"), false},
+		"oversized":         {append(tarball(t, good), make([]byte, 2<<20)...), false},
+		"unsigned":          {tarball(t, good), true},
+		"wrong signature":   {signed(t, good, other), true},
+		"tampered":          {tamper(t, signed(t, makeBundle(t, "good", nil, nil), signer)), true},
 	}
 	// A policy whose entry point answers the wrong shape.
 	cases["wrong answer shape"] = struct {
