@@ -200,3 +200,15 @@ func sample(t *testing.T, text, series string) float64 {
 	v, _ := strconv.ParseFloat(m[1], 64)
 	return v
 }
+
+func TestPolicyStatusIsForAdmins(t *testing.T) {
+	s := startServiceWith(t, filepath.Join(t.TempDir(), "pdp.db"), func(c *httpapi.Config, _ *pdp.Components) {
+		c.Tokens = []httpapi.Token{token("root", "r-secret", httpapi.Admin), token("audit", "a-secret", httpapi.Auditor)}
+		c.PolicyStatus = func() any { return map[string]any{"revision": "r7", "last_error": nil} }
+	})
+	if got := s.as("r-secret").mustStatus(200, "GET", "/v1/policy", nil); got["revision"] != "r7" {
+		t.Fatalf("policy status: %v", got)
+	}
+	s.as("a-secret").mustStatus(403, "GET", "/v1/policy", nil)
+	s.mustStatus(401, "GET", "/v1/policy", nil)
+}
