@@ -1,0 +1,157 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolperm/pdp/adapters/httpapi"
+	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/client"
+	"github.com/toolperm/pdp/pdp"
+	"github.com/toolperm/pdp/policies"
+)
+
+// realServer is the PDP's real API on a real SQLite file.
+func realServer(t *testing.T) http.Handler {
+	t.Helper()
+	ctx := context.Background()
+	policy, err := pdp.LoadFS(ctx, policies.FS, "builtin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "pdp.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store}), Store: store})
+}
+
+// TestWalkThrough runs the README's walk-through through the client.
+func TestWalkThrough(t *testing.T) {
+	srv := httptest.NewServer(realServer(t))
+	defer srv.Close()
+	c := client.New(srv.URL)
+	ctx := context.Background()
+	ws := "/home/me/proj"
+
+	if _, err := c.Sessions().Create(ctx, client.Session{ID: "demo", Workspace: ws}); err != nil {
+		t.Fatal(err)
+	}
+	shell := func(cmd string) client.Decision {
+		d, err := c.Decide(ctx, client.DecideRequest{SessionID: "demo", Tool: "shell", Args: map[string]any{"command": cmd}, Cwd: ws}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	ask := shell("git status")
+	if ask.Decision != client.Ask || !ask.Grantable || *ask.Fingerprint != "git status" {
+		t.Fatalf("first git status: %+v", ask)
+	}
+	ev, err := c.Answer(ctx, ask.DecisionID, client.AllowSession, "cli")
+	if err != nil || ev.Answer == nil || ev.Answer.GrantID == 0 {
+		t.Fatalf("answer: %+v %v", ev, err)
+	}
+	if d := shell("git status --short"); d.Decision != client.Allow || d.Source != "session-grant" {
+		t.Fatalf("granted: %+v", d)
+	}
+	compound := shell("git status; rm -rf ~")
+	if compound.Decision != client.Ask || compound.Fingerprint != nil {
+		t.Fatalf("compound: %+v", compound)
+	}
+	page, err := c.Decisions(ctx, client.Filter{SessionID: "demo", Limit: 2})
+	if err != nil || len(page.Decisions) != 2 || page.Decisions[0].DecisionID != compound.DecisionID || page.NextBefore == "" {
+		t.Fatalf("audit trail: %+v %v", page, err)
+	}
+	level := "READ_WRITE"
+	if s, err := c.Sessions().Update(ctx, "demo", client.SessionChange{PermissionLevel: &level}); err != nil || s.PermissionLevel != level {
+		t.Fatalf("level switch: %+v %v", s, err)
+	}
+	d, err := c.Decide(ctx, client.DecideRequest{SessionID: "demo", Tool: "write_file", Args: map[string]any{"path": "src/a.go"}, Cwd: ws}, true)
+	if err != nil || d.Decision != client.Allow || d.Source != "level" || len(d.Trace) == 0 {
+		t.Fatalf("write after the switch: %+v %v", d, err)
+	}
+	grants, err := c.Grants().List(ctx, "demo")
+	if err != nil || len(grants) != 1 {
+		t.Fatalf("grants: %+v %v", grants, err)
+	}
+	if err := c.Grants().Revoke(ctx, "demo", grants[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if d := shell("git status"); d.Decision != client.Ask {
+		t.Fatalf("after revoking: %+v", d)
+	}
+}
+
+func TestTypedErrors(t *testing.T) {
+	srv := httptest.NewServer(realServer(t))
+	defer srv.Close()
+	c := client.New(srv.URL)
+	ctx := context.Background()
+
+	_, err := c.Decide(ctx, client.DecideRequest{SessionID: "bad id", Tool: "Read"}, false)
+	var apiErr *client.Error
+	if !errors.Is(err, client.ErrBadRequest) || !errors.As(err, &apiErr) || apiErr.Code != "invalid_session_id" {
+		t.Fatalf("bad id: %v", err)
+	}
+	if _, err := c.Sessions().Get(ctx, "nobody"); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("unknown session: %v", err)
+	}
+	if _, err := c.Sessions().Create(ctx, client.Session{ID: "twice"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Sessions().Create(ctx, client.Session{ID: "twice"}); !errors.Is(err, client.ErrConflict) {
+		t.Fatalf("duplicate: %v", err)
+	}
+	d, _ := c.Decide(ctx, client.DecideRequest{SessionID: "twice", Tool: "shell", Args: map[string]any{"command": "ls | sh"}}, false)
+	if _, err := c.Answer(ctx, d.DecisionID, client.AllowSession, "cli"); !errors.Is(err, client.ErrNotGrantable) {
+		t.Fatalf("allow_session on a compound command: %v", err)
+	}
+	ev, err := c.Decision(ctx, d.DecisionID, 50*time.Millisecond)
+	if err != nil || ev.Answer != nil {
+		t.Fatalf("an unanswered ask after a wait: %+v %v", ev, err)
+	}
+}
+
+func TestRetriesOnlyConnectionErrors(t *testing.T) {
+	// A server that is not listening yet: the client retries until it is.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	go func() {
+		time.Sleep(150 * time.Millisecond)
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return
+		}
+		_ = http.Serve(l, realServer(t))
+	}()
+	c := client.New("http://"+addr, client.WithRetries(8, 50*time.Millisecond))
+	if _, err := c.Decide(context.Background(), client.DecideRequest{SessionID: "r", Tool: "Read", Cwd: "/w"}, false); err != nil {
+		t.Fatalf("no retry on a refused connection: %v", err)
+	}
+
+	// An HTTP answer, even 503, is never retried.
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"error":{"code":"audit_unavailable","message":"disk full"}}`))
+	}))
+	defer srv.Close()
+	_, err = client.New(srv.URL, client.WithRetries(3, time.Millisecond)).Decide(context.Background(), client.DecideRequest{SessionID: "r", Tool: "Read"}, false)
+	if !errors.Is(err, client.ErrUnavailable) || calls.Load() != 1 {
+		t.Fatalf("503: %v after %d calls", err, calls.Load())
+	}
+}
