@@ -24,6 +24,6 @@ func rootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().String("config", "config.yaml", "configuration file (a missing default file means built-in defaults)")
-	root.AddCommand(serveCommand(), decideCommand())
+	root.AddCommand(serveCommand(), decideCommand(), hookCommand())
 	return root
 }

@@ -1,0 +1,139 @@
+// Package claudecode makes the PDP the permission engine of Claude Code
+// through its PreToolUse hook: it reads the hook's event, turns it into a
+// decide request (sub-agents become child sessions of the main session),
+// and writes the hook's answer. Every failure is a deny: exiting with an
+// error would let the tool run.
+package claudecode
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+)
+
+// Event is a PreToolUse hook event as Claude Code sends it on stdin.
+type Event struct {
+	SessionID      string         `json:"session_id"`
+	TranscriptPath string         `json:"transcript_path"`
+	Cwd            string         `json:"cwd"`
+	PermissionMode string         `json:"permission_mode"`
+	HookEventName  string         `json:"hook_event_name"`
+	ToolName       string         `json:"tool_name"`
+	ToolInput      map[string]any `json:"tool_input"`
+	ToolUseID      string         `json:"tool_use_id"`
+	AgentID        string         `json:"agent_id"`
+	AgentType      string         `json:"agent_type"`
+}
+
+// ReadEvent decodes one event. Unknown fields are fine: the hook
+// protocol grows.
+func ReadEvent(r io.Reader) (Event, error) {
+	var ev Event
+	raw, err := io.ReadAll(io.LimitReader(r, 64<<20))
+	if err != nil {
+		return ev, fmt.Errorf("reading the hook event: %w", err)
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return ev, fmt.Errorf("the hook event is not JSON: %w", err)
+	}
+	switch {
+	case ev.HookEventName != "PreToolUse":
+		return ev, fmt.Errorf("hook event %q is not PreToolUse", ev.HookEventName)
+	case ev.ToolName == "":
+		return ev, errors.New("the hook event names no tool")
+	case ev.SessionID == "":
+		return ev, errors.New("the hook event has no session_id")
+	}
+	return ev, nil
+}
+
+var unsafeIDChars = regexp.MustCompile(`[^A-Za-z0-9._:-]`)
+
+// sessionID makes an id the PDP accepts from Claude Code's ids.
+func sessionID(parts ...string) string {
+	id := unsafeIDChars.ReplaceAllString(strings.Join(parts, ":"), "_")
+	if len(id) > 128 {
+		id = id[:128]
+	}
+	return id
+}
+
+// MainSession is the PDP session of the Claude Code session.
+func (ev Event) MainSession() string { return sessionID("cc", ev.SessionID) }
+
+// ChildSession is the PDP session of the sub-agent that made the call,
+// or "" for the main agent.
+func (ev Event) ChildSession() string {
+	if ev.AgentID == "" {
+		return ""
+	}
+	return sessionID("cc", ev.SessionID, "agent", ev.AgentID)
+}
+
+// Session is the session the call is decided in.
+func (ev Event) Session() string {
+	if child := ev.ChildSession(); child != "" {
+		return child
+	}
+	return ev.MainSession()
+}
+
+// bulkyArgs are tool inputs the policy never needs (file contents, edit
+// strings); they stay out of the request and the audit trail.
+var bulkyArgs = []string{"content", "old_string", "new_string", "edits", "new_source"}
+
+// Args are the tool input the PDP judges: everything but file contents.
+func (ev Event) Args() map[string]any {
+	out := make(map[string]any, len(ev.ToolInput))
+	for k, v := range ev.ToolInput {
+		out[k] = v
+	}
+	for _, k := range bulkyArgs {
+		delete(out, k)
+	}
+	return out
+}
+
+// Level maps Claude Code's permission mode to a permission level for
+// decisions made without a server (--local). A server keeps each
+// session's level itself and ignores the mode.
+func (ev Event) Level(fallback string) string {
+	switch ev.PermissionMode {
+	case "plan":
+		return "READ_ONLY"
+	case "acceptEdits":
+		return "READ_WRITE"
+	case "bypassPermissions":
+		return "FULL"
+	}
+	return fallback
+}
+
+// Output is the hook's answer on stdout.
+type Output struct {
+	HookSpecificOutput HookSpecificOutput `json:"hookSpecificOutput"`
+}
+
+// HookSpecificOutput carries the permission decision.
+type HookSpecificOutput struct {
+	HookEventName            string `json:"hookEventName"`
+	PermissionDecision       string `json:"permissionDecision"`
+	PermissionDecisionReason string `json:"permissionDecisionReason"`
+}
+
+// Answer is the hook output for a decision; anything but allow or ask is
+// a deny.
+func Answer(decision, reason string) Output {
+	if decision != "allow" && decision != "ask" {
+		decision = "deny"
+	}
+	return Output{HookSpecificOutput{HookEventName: "PreToolUse", PermissionDecision: decision, PermissionDecisionReason: reason}}
+}
+
+// Deny is the hook output when no decision could be had.
+func Deny(err error) Output {
+	return Answer("deny", "toolperm could not decide, so the call is denied: "+err.Error())
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/toolperm/pdp/adapters/claudecode"
+	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/client"
+	"github.com/toolperm/pdp/pdp"
+)
+
+func hookCommand() *cobra.Command {
+	hook := &cobra.Command{
+		Use:   "hook",
+		Short: "Agent-runtime hooks that ask the PDP before every tool call",
+	}
+	hook.AddCommand(claudeCodeHookCommand())
+	return hook
+}
+
+type hookFlags struct {
+	url, tokenEnv, policies string
+	local                   bool
+	timeout, wait           time.Duration
+}
+
+func claudeCodeHookCommand() *cobra.Command {
+	var f hookFlags
+	cmd := &cobra.Command{
+		Use:   "claude-code",
+		Short: "Claude Code PreToolUse hook: a hook event on stdin, the permission decision on stdout",
+		Long: `Reads a Claude Code PreToolUse hook event on stdin, asks the PDP (a running
+server at --url, or in-process with --local) and prints the hook's answer:
+
+  {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow|deny|ask","permissionDecisionReason":"…"}}
+
+It always exits 0: if the PDP cannot be reached, is slower than --timeout
+or answers garbage, the answer is deny (a failing hook would let the tool
+run). Sub-agent calls (agent_id) are decided in a child session of the
+main session. With --wait, an ask is held at the PDP until a person
+answers it in the PDP's inbox (then allow or deny), falling back to
+Claude Code's own prompt when the wait ends.
+
+Install it for every tool in .claude/settings.json:
+
+  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"pdp hook claude-code"}]}]}}`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := runClaudeCodeHook(cmd, f)
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(out)
+		},
+	}
+	cmd.Flags().StringVar(&f.url, "url", envOr("PDP_URL", "http://127.0.0.1:8181"), "the PDP's base URL (env PDP_URL)")
+	cmd.Flags().StringVar(&f.tokenEnv, "token-env", "PDP_TOKEN", "environment variable holding the dispatcher token")
+	cmd.Flags().BoolVar(&f.local, "local", false, "decide in-process with the configured policy instead of asking a server")
+	cmd.Flags().StringVar(&f.policies, "policies", "", "with --local: policy directory, bundle or URL (default: config's policy.path)")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 5*time.Second, "give up (deny) after this long")
+	cmd.Flags().DurationVar(&f.wait, "wait", 0, "hold an ask this long for a person's answer at the PDP")
+	return cmd
+}
+
+func envOr(key, fallback string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return fallback
+}
+
+// runClaudeCodeHook never fails: every error becomes a deny answer.
+func runClaudeCodeHook(cmd *cobra.Command, f hookFlags) claudecode.Output {
+	ev, err := claudecode.ReadEvent(cmd.InOrStdin())
+	if err != nil {
+		return claudecode.Deny(err)
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
+	defer cancel()
+	var d, reason string
+	if f.local {
+		d, reason, err = hookLocal(ctx, cmd, f, ev)
+	} else {
+		d, reason, err = hookServer(ctx, f, ev)
+	}
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("no answer within %s: %w", f.timeout, err)
+		}
+		return claudecode.Deny(err)
+	}
+	return claudecode.Answer(d, reason)
+}
+
+func hookServer(ctx context.Context, f hookFlags, ev claudecode.Event) (string, string, error) {
+	c := client.New(f.url, client.WithToken(os.Getenv(f.tokenEnv)), client.WithRetries(1, 50*time.Millisecond))
+	if child := ev.ChildSession(); child != "" {
+		for _, s := range []client.Session{{ID: ev.MainSession(), Workspace: ev.Cwd}, {ID: child, ParentSessionID: ev.MainSession()}} {
+			if _, err := c.Sessions().Create(ctx, s); err != nil && !errors.Is(err, client.ErrConflict) {
+				return "", "", err
+			}
+		}
+	}
+	d, err := c.Decide(ctx, client.DecideRequest{SessionID: ev.Session(), Tool: ev.ToolName, Args: ev.Args(), Cwd: ev.Cwd}, false)
+	if err != nil {
+		return "", "", err
+	}
+	if d.Decision != client.Ask || f.wait <= 0 {
+		return d.Decision, hookReason(d.Reason, d.Rule, d.DecisionID), nil
+	}
+	waitCtx, cancel := context.WithTimeout(context.Background(), f.wait+5*time.Second)
+	defer cancel()
+	answered, err := c.Decision(waitCtx, d.DecisionID, f.wait)
+	if err != nil || answered.Answer == nil {
+		return client.Ask, hookReason(d.Reason, d.Rule, d.DecisionID), nil
+	}
+	if answered.Answer.Answer == client.DenyAnswer {
+		return client.Deny, fmt.Sprintf("toolperm: denied by a person (%s) — decision %s", answered.Answer.Channel, d.DecisionID), nil
+	}
+	return client.Allow, fmt.Sprintf("toolperm: allowed by a person (%s, %s) — decision %s", answered.Answer.Channel, answered.Answer.Answer, d.DecisionID), nil
+}
+
+func hookLocal(ctx context.Context, cmd *cobra.Command, f hookFlags, ev claudecode.Event) (string, string, error) {
+	cfg, err := loadConfig(cmd)
+	if err != nil {
+		return "", "", err
+	}
+	if f.policies != "" {
+		cfg.Policy.Path = f.policies
+	}
+	policy, err := loadPolicy(ctx, cfg.Policy)
+	if err != nil {
+		return "", "", err
+	}
+	assess, err := newAssessor(cfg.Assessor, nil)
+	if err != nil {
+		return "", "", err
+	}
+	engine := pdp.New(policy, pdp.Components{Assessor: assess, Paths: paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks}})
+	session := &pdp.Session{
+		ID:              ev.MainSession(),
+		PermissionLevel: pdp.Level(ev.Level(cfg.Sessions.PermissionLevel)),
+		Mode:            pdp.Mode(cfg.Sessions.Mode),
+		Workspace:       ev.Cwd,
+	}
+	if child := ev.ChildSession(); child != "" {
+		session = &pdp.Session{ID: child, PermissionLevel: session.PermissionLevel, Mode: session.Mode, Workspace: ev.Cwd, Parent: session}
+	}
+	d, err := engine.Decide(ctx, pdp.Call{Request: pdp.Request{SessionID: session.ID, Tool: ev.ToolName, Args: ev.Args(), Cwd: ev.Cwd}, Session: session})
+	if err != nil {
+		return "", "", err
+	}
+	return d.Decision, hookReason(d.Reason, d.Rule, d.DecisionID), nil
+}
+
+func hookReason(reason, rule, id string) string {
+	return fmt.Sprintf("toolperm: %s (rule %s, decision %s)", reason, rule, id)
+}
