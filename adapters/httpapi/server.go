@@ -4,6 +4,7 @@
 package httpapi
 
 import (
+	_ "embed" // the OpenAPI document
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -94,6 +95,7 @@ func (s *Server) routes(e *echo.Echo) {
 	if s.cfg.PolicyStatus != nil {
 		e.GET("/v1/policy", s.policyStatus, s.require(Admin))
 	}
+	e.GET("/v1/openapi.json", s.openapi)
 	e.GET("/health", s.health)
 	e.GET("/ready", s.ready)
 	if s.cfg.Metrics != nil {
@@ -134,6 +136,15 @@ const decisionIDKey = "pdp.decision_id"
 // activated and the last error.
 func (s *Server) policyStatus(c echo.Context) error {
 	return c.JSON(http.StatusOK, s.cfg.PolicyStatus())
+}
+
+// OpenAPI is the OpenAPI 3 document of this API.
+//
+//go:embed openapi.json
+var OpenAPI []byte
+
+func (s *Server) openapi(c echo.Context) error {
+	return c.Blob(http.StatusOK, "application/json", OpenAPI)
 }
 
 func (s *Server) health(c echo.Context) error {
