@@ -1,0 +1,71 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"github.com/toolperm/pdp/adapters/httpapi"
+	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/pdp"
+	"github.com/toolperm/pdp/policies"
+)
+
+// FuzzDecideBody sends arbitrary bodies to POST /v1/decide: the answer
+// is a 400 or 413 with the error shape, or a 200 with every field of a
+// decision — never a 5xx, never a panic.
+func FuzzDecideBody(f *testing.F) {
+	for _, seed := range []string{
+		`{"session_id":"s","tool":"shell","args":{"command":"git status"},"cwd":"/w"}`,
+		`{"session_id":"s","tool":"read_file","args":{"path":"../etc/passwd"},"cwd":"/w"}`,
+		`{"session_id":"s","capability":"mcp.github.create_issue"}`,
+		`{"session_id":"s","tool":"Bash","capability":"fs.read"}`,
+		`{"session_id":"../x","tool":"Read"}`, `{}`, `[]`, `null`, `{`, `{"session_id":1}`,
+		`{"session_id":"s","tool":"Read","args":{"file_path":["a"]}}`, `{"session_id":"s","tool":"Read","args":"x"}`,
+		`{"session_id":"s","tool":"shell","args":{"command":"\u0000"}}`, `{"session_id":"s","tool":"shell","args":{"argv":[1,2]}}`,
+		`{"session_id":"s'; DROP TABLE decisions;--","tool":"Read"}`, `{"session_id":"s","tool":"Read","extra":true}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	ctx := context.Background()
+	policy, err := pdp.LoadFS(ctx, policies.FS, "builtin")
+	if err != nil {
+		f.Fatal(err)
+	}
+	store, err := sqlite.Open(ctx, filepath.Join(f.TempDir(), "pdp.db"), sqlite.Options{Synchronous: "OFF"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { store.Close() })
+	api := httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store}), Store: store, MaxBodyBytes: 64 << 10})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		rec := httptest.NewRecorder()
+		api.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/decide", bytes.NewReader(body)))
+		var out map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+			t.Fatalf("status %d with a body that is not JSON: %q", rec.Code, rec.Body.String())
+		}
+		switch rec.Code {
+		case http.StatusOK:
+			for _, key := range []string{"decision_id", "decision", "need_approval", "source", "rule", "reason", "capability", "fingerprint", "grantable", "danger", "revision"} {
+				if _, ok := out[key]; !ok {
+					t.Fatalf("decision without %q: %v", key, out)
+				}
+			}
+			if d := out["decision"]; d != "allow" && d != "ask" && d != "deny" {
+				t.Fatalf("decision %v", d)
+			}
+		case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+			e, _ := out["error"].(map[string]any)
+			if e["code"] == nil || e["message"] == nil {
+				t.Fatalf("error without code or message: %v", out)
+			}
+		default:
+			t.Fatalf("status %d for %q: %v", rec.Code, body, out)
+		}
+	})
+}

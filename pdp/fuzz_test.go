@@ -1,0 +1,118 @@
+package pdp_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/toolperm/pdp/pdp"
+)
+
+// FuzzGrantability decides arbitrary shell commands through the engine
+// and the real policy. Whenever the answer carries a fingerprint, an
+// independent check must agree: the text is exactly one simple command
+// — no operator, redirection, assignment, substitution or keyword — whose
+// first two words are plain literals, and the fingerprint is those words.
+func FuzzGrantability(f *testing.F) {
+	for _, seed := range bypasses {
+		f.Add(seed)
+	}
+	for _, seed := range []string{"git status", "npm test", "'git' status", "g\\it status", "git status 2>&1", "git status # x"} {
+		f.Add(seed)
+	}
+	e := newEngine(f, pdp.Components{})
+	session := &pdp.Session{Workspace: "/w", Grants: []pdp.Grant{{Capability: "shell.exec", Fingerprint: "git status"}}}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		d, err := e.Decide(context.Background(), shellCall(cmd, session))
+		if err != nil {
+			t.Fatalf("Decide(%q): %v", cmd, err)
+		}
+		if d.Fingerprint == nil {
+			if d.Source == "session-grant" || d.Grantable {
+				t.Fatalf("%q: allowed by a grant or grantable without a fingerprint: %+v", cmd, d)
+			}
+			return
+		}
+		w0, w1, ok := plainCommand(cmd)
+		if !ok {
+			t.Fatalf("%q got fingerprint %q but is not one plain command", cmd, *d.Fingerprint)
+		}
+		if *d.Fingerprint != w0+" "+w1 {
+			t.Fatalf("%q: fingerprint %q, words %q %q", cmd, *d.Fingerprint, w0, w1)
+		}
+	})
+}
+
+// plainCommand is the independent check: it re-parses the command and
+// accepts only a single simple command whose first two words are made of
+// literal text and quotes alone.
+func plainCommand(cmd string) (string, string, bool) {
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
+	if err != nil || len(file.Stmts) != 1 {
+		return "", "", false
+	}
+	st := file.Stmts[0]
+	if st.Negated || st.Background || st.Coprocess {
+		return "", "", false
+	}
+	for _, r := range st.Redirs {
+		if r.Op != syntax.DplOut && r.Op != syntax.DplIn {
+			return "", "", false
+		}
+	}
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Assigns) > 0 || len(call.Args) < 2 {
+		return "", "", false
+	}
+	var words [2]string
+	for i := 0; i < 2; i++ {
+		for j, part := range call.Args[i].Parts {
+			switch p := part.(type) {
+			case *syntax.Lit:
+				// A Lit is literal text but for globbing, braces, and a
+				// tilde that starts the word.
+				if strings.ContainsAny(p.Value, "*?[{}") || (j == 0 && strings.HasPrefix(p.Value, "~")) {
+					return "", "", false
+				}
+			case *syntax.SglQuoted:
+				if p.Dollar {
+					return "", "", false
+				}
+			case *syntax.DblQuoted:
+				for _, in := range p.Parts {
+					if _, lit := in.(*syntax.Lit); !lit {
+						return "", "", false
+					}
+				}
+			default:
+				return "", "", false
+			}
+		}
+		// Quote removal as mvdan.cc/sh's own expander does it.
+		fields, err := expand.Fields(&expand.Config{}, call.Args[i])
+		if err != nil || len(fields) != 1 {
+			return "", "", false
+		}
+		words[i] = fields[0]
+	}
+	w0, w1 := words[0], words[1]
+	if strings.HasPrefix(w1, "-") {
+		return "", "", false
+	}
+	// Every simple command anywhere else in the text would have shown up
+	// as another statement or a substitution; there must be none.
+	calls := 0
+	syntax.Walk(file, func(n syntax.Node) bool {
+		switch n.(type) {
+		case *syntax.CallExpr:
+			calls++
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			calls += 100
+		}
+		return true
+	})
+	return w0, w1, calls == 1
+}
