@@ -34,6 +34,9 @@ type Components struct {
 	Now      func() time.Time
 	// Observer is told of every decision and evaluation (metrics); may be nil.
 	Observer Observer
+	// EvalTimeout bounds one evaluation of the policy (default 1s); a
+	// policy that runs longer is an error, so a deny.
+	EvalTimeout time.Duration
 }
 
 // Observer is told what the engine does, for metrics.
@@ -83,6 +86,9 @@ func New(p *Policy, c Components) *Engine {
 	}
 	if c.Observer == nil {
 		c.Observer = noObserver{}
+	}
+	if c.EvalTimeout <= 0 {
+		c.EvalTimeout = time.Second
 	}
 	e := &Engine{c: c}
 	if p != nil {

@@ -74,7 +74,7 @@ func plainCommand(cmd string) (string, string, bool) {
 			case *syntax.Lit:
 				// A Lit is literal text but for globbing, braces, and a
 				// tilde that starts the word.
-				if strings.ContainsAny(p.Value, "*?[{}") || (j == 0 && strings.HasPrefix(p.Value, "~")) {
+				if hasUnescaped(p.Value, "*?[{}") || (j == 0 && strings.HasPrefix(p.Value, "~")) {
 					return "", "", false
 				}
 			case *syntax.SglQuoted:
@@ -115,4 +115,18 @@ func plainCommand(cmd string) (string, string, bool) {
 		return true
 	})
 	return w0, w1, calls == 1
+}
+
+// hasUnescaped reports a character of chars not preceded by a backslash.
+func hasUnescaped(s, chars string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' {
+			i++
+			continue
+		}
+		if strings.IndexByte(chars, s[i]) >= 0 {
+			return true
+		}
+	}
+	return false
 }

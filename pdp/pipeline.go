@@ -131,7 +131,9 @@ func (pl *pipeline) eval(ctx context.Context, in map[string]any, explain bool) (
 	if explain {
 		query, name = pl.p.explain, EntryPoint
 	}
-	rs, err := query.Eval(ctx, rego.EvalParsedInput(value))
+	evalCtx, cancel := context.WithTimeout(ctx, pl.e.c.EvalTimeout)
+	defer cancel()
+	rs, err := query.Eval(evalCtx, rego.EvalParsedInput(value))
 	pl.e.c.Observer.Evaluated(pl.e.c.Now().Sub(start), false)
 	if err != nil {
 		return outcome{}, fmt.Errorf("evaluating %s: %w", name, err)

@@ -22,6 +22,7 @@ import (
 
 // service is the real API on a real SQLite file, behind a real HTTP server.
 type service struct {
+	engine *pdp.Engine
 	token  string // sent as a bearer token when set
 	t      *testing.T
 	dbPath string
@@ -52,7 +53,7 @@ func startServiceWith(t *testing.T, dbPath string, configure func(*httpapi.Confi
 	}
 	cfg.Engine = pdp.New(policy, components)
 	api := httpapi.New(cfg)
-	s := &service{t: t, dbPath: dbPath, store: store, srv: httptest.NewServer(api), token: ""}
+	s := &service{t: t, dbPath: dbPath, store: store, srv: httptest.NewServer(api), engine: cfg.Engine}
 	t.Cleanup(s.stop)
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
@@ -28,6 +29,13 @@ type Options struct {
 	Synchronous string
 	// Observer is told of every audit transaction (metrics); may be nil.
 	Observer AuditObserver
+	// BusyTimeout is how long a write waits for a lock held elsewhere
+	// (default 5s).
+	BusyTimeout time.Duration
+	// Pragmas are extra PRAGMA settings for the write connection, applied
+	// after the migrations, e.g. "max_page_count = 262144" to cap the
+	// file's size.
+	Pragmas []string
 }
 
 // AuditObserver is told of every audit transaction: how many events it
@@ -54,10 +62,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Synchronous == "" {
 		opts.Synchronous = "FULL"
 	}
+	busy := opts.BusyTimeout
+	if busy <= 0 {
+		busy = 5 * time.Second
+	}
 	dsn := func(mode string) string {
 		q := url.Values{}
 		q.Set("_journal_mode", "WAL")
-		q.Set("_busy_timeout", "5000")
+		q.Set("_busy_timeout", strconv.FormatInt(busy.Milliseconds(), 10))
 		q.Set("_foreign_keys", "on")
 		q.Set("_synchronous", opts.Synchronous)
 		q.Set("_txlock", "immediate")
@@ -76,6 +88,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := migrate(ctx, write); err != nil {
 		write.Close()
 		return nil, fmt.Errorf("migrating %s: %w", path, err)
+	}
+	for _, p := range opts.Pragmas {
+		if _, err := write.ExecContext(ctx, "PRAGMA "+p); err != nil {
+			write.Close()
+			return nil, fmt.Errorf("PRAGMA %s: %w", p, err)
+		}
 	}
 	read, err := sql.Open("sqlite3", dsn("ro"))
 	if err != nil {

@@ -107,11 +107,12 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		logger.Warn("no assessor configured (assessor.url): SMART sessions ask before every shell command")
 	}
 	engine := pdp.New(nil, pdp.Components{
-		Assessor: assess,
-		Audit:    store,
-		Paths:    paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks},
-		Logger:   logger,
-		Observer: m,
+		Assessor:    assess,
+		Audit:       store,
+		Paths:       paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks},
+		Logger:      logger,
+		Observer:    m,
+		EvalTimeout: cfg.Policy.EvalTimeout,
 	})
 	watcher := policysource.NewWatcher(src, engine, policysource.WatchOptions{Poll: cfg.Policy.PollInterval, Observer: m, Logger: logger})
 	if _, err := watcher.Reload(ctx); err != nil {

@@ -86,7 +86,9 @@ type Policy struct {
 	// or empty for the built-in policy.
 	Path string `yaml:"path"`
 	// PollInterval is how often the source is checked for a new version.
-	PollInterval   time.Duration `yaml:"poll_interval"`
+	PollInterval time.Duration `yaml:"poll_interval"`
+	// EvalTimeout bounds one evaluation; past it the decision is deny.
+	EvalTimeout    time.Duration `yaml:"eval_timeout"`
 	MaxBundleBytes int64         `yaml:"max_bundle_bytes"`
 	Verification   Verification  `yaml:"verification"`
 }
@@ -123,7 +125,7 @@ func Default() Config {
 	return Config{
 		Server: Server{Addr: "127.0.0.1:8181", MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second, MaxWait: 60 * time.Second},
 		DB:     DB{Path: "pdp.db"},
-		Policy: Policy{PollInterval: 5 * time.Second, MaxBundleBytes: 16 << 20, Verification: Verification{KeyID: "default", Algorithm: "RS256"}},
+		Policy: Policy{PollInterval: 5 * time.Second, EvalTimeout: time.Second, MaxBundleBytes: 16 << 20, Verification: Verification{KeyID: "default", Algorithm: "RS256"}},
 		Paths:  Paths{FollowSymlinks: true},
 		Sessions: Sessions{
 			PermissionLevel: "READ_ONLY",
