@@ -114,7 +114,9 @@ answer := {"decision": "permit", "source": "x", "rule": "x", "reason": "x", "cap
 			case <-r.Context().Done():
 			}
 		}), call: smartMake}, want{200, "ask", "level"}},
-		{"assessor answers garbage", setup{policy: builtin, assessor: llm(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`{"choices":[{"message":{"content":"Sure! SAFE"}}]}`)) }), call: smartMake},
+		{"assessor answers garbage", setup{policy: builtin, assessor: llm(func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = w.Write([]byte(`{"choices":[{"message":{"content":"Sure! SAFE"}}]}`))
+		}), call: smartMake},
 			want{200, "ask", "level"}},
 		{"context cancelled mid-decision", setup{policy: builtin, assessor: llm(func(w http.ResponseWriter, r *http.Request) {
 			select {
