@@ -178,3 +178,35 @@ func (e *Engine) Input(call Call) (map[string]any, error) {
 	pl.parseCommand()
 	return pl.input(withDefaults(call.Session))
 }
+
+// Simulate answers a call like Decide, with the trace, but records
+// nothing (no audit event, no metrics) and asks the danger assessor only
+// when assess is set; otherwise an assess rule sees DANGEROUS
+// (unavailable).
+func (e *Engine) Simulate(ctx context.Context, call Call, assess bool) (Decision, error) {
+	sim := &Engine{c: e.c}
+	sim.c.Audit, sim.c.Observer = nil, noObserver{}
+	if !assess {
+		sim.c.Assessor = nil
+	}
+	if p := e.policy.Load(); p != nil {
+		sim.policy.Store(p)
+	}
+	call.Explain = true
+	return sim.Decide(ctx, call)
+}
+
+// FillWorkspaces gives an inline session, and each of its parents, the
+// request's cwd as workspace when it names none, as an auto-created
+// session gets its first cwd. A nil session becomes one with defaults.
+func FillWorkspaces(s *Session, cwd string) *Session {
+	if s == nil {
+		s = &Session{}
+	}
+	for cur := s; cur != nil; cur = cur.Parent {
+		if cur.Workspace == "" {
+			cur.Workspace = cwd
+		}
+	}
+	return s
+}

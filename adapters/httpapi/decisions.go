@@ -87,7 +87,14 @@ func (s *Server) answer(c echo.Context) error {
 // listDecisions: GET /v1/decisions?session_id=&decision=&limit=&before=,
 // newest first.
 func (s *Server) listDecisions(c echo.Context) error {
-	f := sqlite.Filter{SessionID: c.QueryParam("session_id"), Decision: c.QueryParam("decision"), Before: c.QueryParam("before"), Limit: defaultListLimit}
+	f := sqlite.Filter{SessionID: c.QueryParam("session_id"), Decision: c.QueryParam("decision"), Source: c.QueryParam("source"), Before: c.QueryParam("before"), Limit: defaultListLimit}
+	if since := c.QueryParam("since"); since != "" {
+		t, err := time.Parse(time.RFC3339, since)
+		if err != nil {
+			return fail(http.StatusBadRequest, "invalid_since", "since must be an RFC 3339 time such as 2026-11-29T10:00:00Z")
+		}
+		f.Since = t
+	}
 	if l := c.QueryParam("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > maxListLimit {

@@ -31,7 +31,8 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		if r.Method == "echo_route_not_found" || strings.HasPrefix(r.Method, "echo_") {
 			continue
 		}
-		registered[r.Method+" "+param.ReplaceAllString(r.Path, "{$1}")] = true
+		path := strings.Replace(param.ReplaceAllString(r.Path, "{$1}"), "*", "{path}", 1)
+		registered[r.Method+" "+path] = true
 	}
 
 	if len(registered) < 14 {

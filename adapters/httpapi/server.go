@@ -4,7 +4,8 @@
 package httpapi
 
 import (
-	_ "embed" // the OpenAPI document
+	"embed"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -84,6 +85,8 @@ func New(cfg Config) *echo.Echo {
 func (s *Server) routes(e *echo.Echo) {
 	anyone := []Role{Dispatcher, User, Auditor}
 	e.POST("/v1/decide", s.decide, s.require(Dispatcher))
+	e.POST("/v1/simulate", s.simulate, s.require(User, Auditor))
+	e.GET("/v1/sessions", s.listSessions, s.require(User, Auditor))
 	e.POST("/v1/sessions", s.createSession, s.require(Dispatcher, User))
 	e.GET("/v1/sessions/:id", s.getSession, s.require(anyone...))
 	e.PATCH("/v1/sessions/:id", s.patchSession, s.require(User))
@@ -96,6 +99,8 @@ func (s *Server) routes(e *echo.Echo) {
 		e.GET("/v1/policy", s.policyStatus, s.require(Admin))
 	}
 	e.GET("/v1/openapi.json", s.openapi)
+	e.GET("/ui", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/ui/") })
+	e.GET("/ui/*", echo.WrapHandler(http.StripPrefix("/ui/", http.FileServerFS(consoleFiles))))
 	e.GET("/health", s.health)
 	e.GET("/ready", s.ready)
 	if s.cfg.Metrics != nil {
@@ -137,6 +142,13 @@ const decisionIDKey = "pdp.decision_id"
 func (s *Server) policyStatus(c echo.Context) error {
 	return c.JSON(http.StatusOK, s.cfg.PolicyStatus())
 }
+
+// consoleFiles are the web console's pages, served at /ui/.
+//
+//go:embed ui
+var consoleRoot embed.FS
+
+var consoleFiles, _ = fs.Sub(consoleRoot, "ui")
 
 // OpenAPI is the OpenAPI 3 document of this API.
 //

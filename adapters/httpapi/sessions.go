@@ -191,3 +191,20 @@ func newSessionID() string {
 	_, _ = rand.Read(b[:])
 	return "s-" + hex.EncodeToString(b[:])
 }
+
+// listSessions lists sessions, most recently changed first.
+func (s *Server) listSessions(c echo.Context) error {
+	limit := defaultListLimit
+	if l := c.QueryParam("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > maxListLimit {
+			return fail(http.StatusBadRequest, "invalid_limit", "limit must be a number from 1 to %d", maxListLimit)
+		}
+		limit = n
+	}
+	list, err := s.cfg.Store.ListSessions(c.Request().Context(), limit)
+	if err != nil {
+		return storeUnavailable(err)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"sessions": list})
+}

@@ -48,7 +48,9 @@ type Answer struct {
 type Filter struct {
 	SessionID string
 	Decision  string
-	Before    string // a decision id: only older ones
+	Source    string
+	Since     time.Time // only events at or after this time
+	Before    string    // a decision id: only older ones
 	Limit     int
 }
 
@@ -77,6 +79,12 @@ func (s *Store) Decisions(ctx context.Context, f Filter) ([]DecisionRecord, erro
 	}
 	if f.Decision != "" {
 		where, args = append(where, "decision = ?"), append(args, f.Decision)
+	}
+	if f.Source != "" {
+		where, args = append(where, "source = ?"), append(args, f.Source)
+	}
+	if !f.Since.IsZero() {
+		where, args = append(where, "time >= ?"), append(args, formatTime(f.Since))
 	}
 	if f.Before != "" {
 		where, args = append(where, "id < ?"), append(args, f.Before)

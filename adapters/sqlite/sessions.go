@@ -281,3 +281,30 @@ func encodeRulesScope(rec SessionRecord) (string, any, error) {
 	}
 	return string(rb), scope, nil
 }
+
+// ListSessions lists sessions, most recently updated first.
+func (s *Store) ListSessions(ctx context.Context, limit int) ([]SessionRecord, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT id FROM sessions ORDER BY updated_at DESC, id LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("listing sessions: %w", err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	out := []SessionRecord{}
+	for _, id := range ids {
+		rec, err := s.GetSession(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}

@@ -94,15 +94,5 @@ func readCall(r io.Reader) (pdp.Call, error) {
 	if dec.More() {
 		return pdp.Call{}, errors.New("invalid JSON body: more than one JSON value on stdin")
 	}
-	// An inline session (and each of its parents) without a workspace
-	// takes the request's cwd, as an auto-created session does.
-	if body.Session == nil {
-		body.Session = &pdp.Session{}
-	}
-	for s := body.Session; s != nil; s = s.Parent {
-		if s.Workspace == "" {
-			s.Workspace = body.Cwd
-		}
-	}
-	return pdp.Call{Request: body.Request, Session: body.Session}, nil
+	return pdp.Call{Request: body.Request, Session: pdp.FillWorkspaces(body.Session, body.Cwd)}, nil
 }

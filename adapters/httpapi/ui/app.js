@@ -1,0 +1,248 @@
+// The toolperm console: a thin page over the same HTTP API and tokens.
+"use strict";
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
+const el = (tag, props = {}, ...kids) => {
+  const e = Object.assign(document.createElement(tag), props);
+  for (const k of kids) e.append(k);
+  return e;
+};
+
+const LEVELS = [
+  ["READ_ONLY", "Read only", "Reads and searches run; writes and shell commands need approval."],
+  ["READ_WRITE", "Read & write", "Writes and edits run too; shell commands still need approval."],
+  ["SMART", "Smart approval", "Shell commands are judged by the LLM: safe ones run, risky ones need approval."],
+  ["FULL", "Full access", "Every tool call runs without approval."],
+];
+
+// --- API ---------------------------------------------------------------
+
+async function api(method, path, body) {
+  const headers = { "Content-Type": "application/json" };
+  const token = sessionStorage.getItem("pdp-token");
+  if (token) headers.Authorization = "Bearer " + token;
+  const resp = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await resp.text();
+  const data = text ? JSON.parse(text) : null;
+  if (!resp.ok) {
+    const msg = data && data.error ? `${data.error.code}: ${data.error.message}` : `HTTP ${resp.status}`;
+    throw new Error(msg);
+  }
+  return data;
+}
+
+function showError(err) {
+  const box = $("#error");
+  box.hidden = !err;
+  box.textContent = err ? String(err.message || err) : "";
+}
+
+// --- navigation --------------------------------------------------------
+
+function show(page) {
+  for (const b of $$("nav button")) b.classList.toggle("active", b.dataset.page === page);
+  for (const s of $$(".page")) s.hidden = s.id !== page;
+  location.hash = page;
+  if (page === "inbox") refreshInbox();
+  if (page === "sessions") refreshSessions();
+  if (page === "audit") loadAudit(true);
+  if (page === "simulator") simulate();
+}
+for (const b of $$("nav button")) b.addEventListener("click", () => show(b.dataset.page));
+
+$("#token-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  sessionStorage.setItem("pdp-token", $("#token").value.trim());
+  $("#token").value = "";
+  showError(null);
+  show((location.hash || "#simulator").slice(1));
+});
+
+// --- simulator ---------------------------------------------------------
+
+function row(table, cells) {
+  const tr = el("tr");
+  for (const c of cells) tr.append(el("td", {}, c));
+  const del = el("button", { type: "button", textContent: "×", title: "remove" });
+  del.addEventListener("click", () => { tr.remove(); simulate(); });
+  tr.append(el("td", {}, del));
+  $("tbody", table).append(tr);
+  tr.addEventListener("input", simulate);
+  tr.addEventListener("change", simulate);
+  return tr;
+}
+
+$("#add-rule").addEventListener("click", () => {
+  const action = el("select", { className: "rule-action" });
+  for (const a of ["allow", "ask", "deny", "assess"]) action.append(el("option", { textContent: a }));
+  row($("#rules"), [el("input", { className: "rule-pattern", placeholder: "mcp.github.*" }), action]);
+});
+$("#add-grant").addEventListener("click", () => {
+  row($("#grants"), [el("input", { className: "grant-capability", value: "shell.exec" }), el("input", { className: "grant-fingerprint", placeholder: "git status" })]);
+});
+
+function simulationBody() {
+  const f = $("#sim-form");
+  const v = (n) => f.elements[n].value.trim();
+  const args = {};
+  if (v("command")) args.command = v("command");
+  if (v("path")) args.path = v("path");
+  if (v("url")) args.url = v("url");
+  const session = { permission_level: v("permission_level"), mode: v("mode"), execution_mode: v("execution_mode") };
+  if (v("workspace")) session.workspace = v("workspace");
+  const scope = v("scope").split(",").map((s) => s.trim()).filter(Boolean);
+  if (scope.length) session.scope = scope;
+  const rules = {};
+  for (const tr of $$("#rules tbody tr")) {
+    const p = $(".rule-pattern", tr).value.trim();
+    if (p) rules[p] = $(".rule-action", tr).value;
+  }
+  if (Object.keys(rules).length) session.rules = rules;
+  const grants = [];
+  for (const tr of $$("#grants tbody tr")) {
+    const c = $(".grant-capability", tr).value.trim(), fp = $(".grant-fingerprint", tr).value.trim();
+    if (c && fp) grants.push({ capability: c, fingerprint: fp });
+  }
+  if (grants.length) session.grants = grants;
+  if (f.elements.parent.checked) session.parent = { permission_level: v("parent_level") };
+  const body = { session_id: "simulation", args, cwd: v("cwd"), session, assess: f.elements.assess.checked };
+  if (v("capability")) body.capability = v("capability"); else body.tool = v("tool");
+  return body;
+}
+
+let simSeq = 0;
+async function simulate() {
+  const seq = ++simSeq;
+  try {
+    const d = await api("POST", "/v1/simulate", simulationBody());
+    if (seq !== simSeq) return;
+    showError(null);
+    renderDecision(d);
+  } catch (err) {
+    if (seq !== simSeq) return;
+    $("#verdict").className = "verdict";
+    $("#verdict").textContent = "error";
+    $("#facts").replaceChildren(el("dt", { textContent: "error" }), el("dd", { textContent: err.message }));
+    $("#steps").replaceChildren();
+  }
+}
+
+function renderDecision(d) {
+  const v = $("#verdict");
+  v.className = "verdict " + d.decision;
+  v.textContent = d.decision;
+  const facts = [
+    ["source", d.source], ["rule", d.rule], ["reason", d.reason], ["capability", d.capability ?? "—"],
+    ["fingerprint", d.fingerprint ?? "none"], ["grantable", d.grantable ? "yes" : "no"],
+    ["danger", d.danger ? `${d.danger.verdict} (${d.danger.by})` : "—"], ["revision", d.revision],
+  ];
+  $("#facts").replaceChildren(...facts.flatMap(([k, val]) => [el("dt", { textContent: k }), el("dd", { textContent: val, id: "fact-" + k })]));
+  const names = {
+    capability: "capability known", parent_scope: "1 parent scope", workspace: "2 workspace", explicit_deny: "3 explicit deny",
+    mode: "4 mode", dangerous: "5 dangerous list", session_grant: "6 session grant", rule: "7 rule",
+    ask_always: "8 ask always", fallback: "9 fallback", parent_cap: "parent's decision",
+  };
+  const labels = { pass: "passed", decided: "decided here", not_reached: "not reached" };
+  $("#steps").replaceChildren(...(d.trace || []).map((s) =>
+    el("li", { className: s.outcome }, el("span", { textContent: names[s.step] || s.step }), el("span", { className: "outcome", textContent: labels[s.outcome] || s.outcome }))));
+  const m = d.matches || {};
+  $("#matches tbody").replaceChildren(...["policy", "session", "level"].map((layer) =>
+    el("tr", {}, el("td", { textContent: layer }), el("td", { textContent: m[layer] ? m[layer].pattern : "—" }), el("td", { textContent: m[layer] ? m[layer].action : "no rule" }))));
+}
+
+$("#sim-form").addEventListener("input", simulate);
+$("#sim-form").addEventListener("change", simulate);
+
+// --- inbox -------------------------------------------------------------
+
+const what = (ev) => (ev.args && (ev.args.command || ev.args.file_path || ev.args.path || ev.args.url)) || "";
+
+async function refreshInbox() {
+  try {
+    const page = await api("GET", "/v1/decisions?decision=ask&limit=200");
+    const pending = page.decisions.filter((ev) => !ev.answer);
+    $("#inbox-count").textContent = pending.length ? `(${pending.length})` : "";
+    $("#inbox-empty").hidden = pending.length > 0;
+    const rows = pending.map((ev) => {
+      const act = (answer) => async () => {
+        try {
+          await api("POST", `/v1/decisions/${ev.decision_id}/answer`, { answer, channel: "console" });
+          refreshInbox();
+        } catch (err) { showError(err); }
+      };
+      const once = el("button", { textContent: "Allow once", className: "allow-once" });
+      once.addEventListener("click", act("allow_once"));
+      const session = el("button", { textContent: "Allow for this session", className: "allow-session", disabled: !ev.grantable });
+      session.title = ev.grantable ? `Grants "${ev.fingerprint}" for the session` :
+        "Not grantable: only one plain shell command with a literal program and subcommand can be allowed for a session";
+      session.addEventListener("click", act("allow_session"));
+      const deny = el("button", { textContent: "Deny", className: "deny" });
+      deny.addEventListener("click", act("deny"));
+      const tr = el("tr", { id: "ask-" + ev.decision_id },
+        el("td", { textContent: new Date(ev.time).toLocaleTimeString() }), el("td", { textContent: ev.session_id }),
+        el("td", { textContent: ev.tool || ev.capability }), el("td", { className: "mono", textContent: what(ev) }),
+        el("td", { textContent: ev.reason }), el("td", {}, once, " ", session, " ", deny));
+      return tr;
+    });
+    $("#inbox-rows").replaceChildren(...rows);
+  } catch (err) { showError(err); }
+}
+setInterval(() => { if (!$("#inbox").hidden) refreshInbox(); }, 2000);
+
+// --- sessions ----------------------------------------------------------
+
+async function refreshSessions() {
+  try {
+    const { sessions } = await api("GET", "/v1/sessions?limit=200");
+    $("#session-rows").replaceChildren(...sessions.map((s) => {
+      let level;
+      if (s.execution_mode === "CLOUD") {
+        level = el("span", { className: "hint", textContent: "runs in the server's sandbox: the level does not apply" });
+      } else {
+        level = el("div", { className: "level-switch" });
+        for (const [id, label, desc] of LEVELS) {
+          const b = el("button", { className: "level " + (s.permission_level === id ? "current" : ""), value: id }, label, el("small", { textContent: desc }));
+          b.dataset.level = id;
+          b.addEventListener("click", async () => {
+            try { await api("PATCH", `/v1/sessions/${encodeURIComponent(s.id)}`, { permission_level: id }); refreshSessions(); }
+            catch (err) { showError(err); }
+          });
+          level.append(b);
+        }
+      }
+      return el("tr", { id: "session-" + s.id }, el("td", { className: "mono", textContent: s.id }), el("td", { className: "mono", textContent: s.workspace || "—" }),
+        el("td", { textContent: s.mode }), el("td", { textContent: s.execution_mode }), el("td", {}, level));
+    }));
+  } catch (err) { showError(err); }
+}
+
+// --- audit -------------------------------------------------------------
+
+let auditBefore = "";
+async function loadAudit(reset) {
+  if (reset) { auditBefore = ""; $("#audit-rows").replaceChildren(); $("#audit-event").hidden = true; }
+  const f = $("#audit-filter").elements;
+  const q = new URLSearchParams({ limit: "50" });
+  for (const n of ["session_id", "decision", "source"]) if (f[n].value) q.set(n, f[n].value);
+  if (f.since.value) q.set("since", new Date(f.since.value).toISOString().replace(/\.\d+Z$/, "Z"));
+  if (auditBefore) q.set("before", auditBefore);
+  try {
+    const page = await api("GET", "/v1/decisions?" + q);
+    for (const ev of page.decisions) {
+      const tr = el("tr", {}, el("td", { textContent: new Date(ev.time).toLocaleString() }), el("td", { className: "mono", textContent: ev.session_id }),
+        el("td", { textContent: ev.tool || ev.capability }), el("td", { textContent: ev.decision }), el("td", { textContent: ev.source }),
+        el("td", { className: "mono", textContent: ev.rule }), el("td", { textContent: ev.answer ? `${ev.answer.answer} (${ev.answer.channel})` : "" }));
+      tr.addEventListener("click", () => { const p = $("#audit-event"); p.hidden = false; p.textContent = JSON.stringify(ev, null, 2); });
+      $("#audit-rows").append(tr);
+    }
+    auditBefore = page.next_before || "";
+    $("#audit-more").hidden = !auditBefore;
+  } catch (err) { showError(err); }
+}
+$("#audit-filter").addEventListener("submit", (e) => { e.preventDefault(); loadAudit(true); });
+$("#audit-more").addEventListener("click", () => loadAudit(false));
+
+// --- start -------------------------------------------------------------
+
+show((location.hash || "#simulator").slice(1));
