@@ -245,4 +245,8 @@ $("#audit-more").addEventListener("click", () => loadAudit(false));
 
 // --- start -------------------------------------------------------------
 
+window.addEventListener("hashchange", () => {
+  const page = (location.hash || "#simulator").slice(1);
+  if ($("#" + page) && $("#" + page).hidden) show(page);
+});
 show((location.hash || "#simulator").slice(1));
