@@ -154,6 +154,11 @@ func (m *Metrics) PolicyActivated(p *pdp.Policy, err error) {
 // Request implements the HTTP API's observer: route is the route
 // pattern (never the raw path), so ids stay out of the labels.
 func (m *Metrics) Request(route, method string, code int, took time.Duration) {
+	switch method {
+	case "GET", "POST", "PATCH", "PUT", "DELETE", "HEAD", "OPTIONS":
+	default:
+		method = "other" // a client chooses the method: keep the label set small
+	}
 	m.httpRequests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
 	m.httpDuration.WithLabelValues(route).Observe(took.Seconds())
 }

@@ -140,6 +140,9 @@ func (e *Engine) Decide(ctx context.Context, call Call) (Decision, error) {
 		d.Revision = p.Revision
 	}
 	d.DecisionID = NewDecisionID(start)
+	if err := ctx.Err(); err != nil {
+		return denyUnrecorded(d), fmt.Errorf("the caller went away before the decision was made: %w", err)
+	}
 	if e.c.Audit != nil {
 		ev := Event{Decision: d, Request: call.Request, SessionID: call.Request.SessionID, Time: start, Latency: e.c.Now().Sub(start)}
 		if err := e.c.Audit.Record(ctx, ev); err != nil {

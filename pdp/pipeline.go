@@ -119,7 +119,7 @@ func (pl *pipeline) eval(ctx context.Context, in map[string]any, explain bool) (
 		key = inputKey(in)
 		if out, ok := pl.p.memo.get(key); ok {
 			pl.e.c.Observer.Evaluated(0, true)
-			return out, nil
+			return out, ctx.Err() // a caller that has gone gets no answer
 		}
 	}
 	start := pl.e.c.Now()

@@ -10,6 +10,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
@@ -183,9 +184,15 @@ var probeInput = map[string]any{
 	"workspace": map[string]any{"outside": []any{}},
 }
 
+// checkTimeout bounds the probe evaluations of Check: a policy that
+// cannot answer a plain call in time is not activated.
+const checkTimeout = 5 * time.Second
+
 // Check tests a compiled policy before it is activated: both entry points
 // must answer a plain call with a decision of the right shape.
 func (p *Policy) Check(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
 	value, err := ast.InterfaceToValue(probeInput)
 	if err != nil {
 		return err

@@ -76,6 +76,9 @@ type Session struct {
 	// AssessorModel is the model of the agent the session belongs to,
 	// used by the danger assessor when set.
 	AssessorModel string `json:"assessor_model,omitempty"`
+	// Owner is the dispatcher that created a stored session (access
+	// control only; the policy never sees it).
+	Owner string `json:"-"`
 }
 
 // Request is one tool call a dispatcher asks about.

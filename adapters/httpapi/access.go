@@ -3,9 +3,12 @@ package httpapi
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -114,11 +117,15 @@ func (s *Server) require(roles ...Role) echo.MiddlewareFunc {
 	}
 }
 
-// refuse records a refused request as an audit event, a metric and a log line.
+// refuse records a refused request as an audit event, a metric and a log
+// line. A flood of refusals is counted but not all written: the database's
+// one writer belongs to decisions first.
 func (s *Server) refuse(c echo.Context, code int, token, reason string) {
 	ev := sqlite.AccessEvent{Time: time.Now(), Method: c.Request().Method, Route: c.Path(), Code: code, Token: token, Reason: reason, Remote: c.RealIP()}
-	if err := s.cfg.Store.RecordAccessDenied(c.Request().Context(), ev); err != nil {
-		s.cfg.Logger.Error("recording a refused request", "err", err)
+	if s.refusals.allow(ev.Time) {
+		if err := s.cfg.Store.RecordAccessDenied(c.Request().Context(), ev); err != nil {
+			s.cfg.Logger.Error("recording a refused request", "err", err)
+		}
 	}
 	if s.cfg.Observer != nil {
 		s.cfg.Observer.AccessDenied(code)
@@ -132,10 +139,13 @@ var modeLooseness = map[pdp.Mode]int{pdp.OnDemand: 0, pdp.AlwaysAsk: 1, pdp.Allo
 
 // dispatcherMayCreate checks that a session a dispatcher creates is no
 // looser than the configured defaults: its level and mode at most as
-// permissive, and only deny rules (any other rule could open what the
-// defaults deny). Execution mode, workspace, parent and scope are the
+// permissive, only deny rules (any other rule could open what the
+// defaults deny), and the configured assessor model. Execution mode, workspace, parent and scope are the
 // dispatcher's to say: it knows where its tools run.
-func (s *Server) dispatcherMayCreate(level pdp.Level, mode pdp.Mode, rules map[string]string) error {
+func (s *Server) dispatcherMayCreate(level pdp.Level, mode pdp.Mode, rules map[string]string, assessorModel string) error {
+	if assessorModel != "" {
+		return fail(http.StatusForbidden, "forbidden", "a dispatcher may not choose the assessor's model")
+	}
 	if slices.Index(pdp.Levels, level) > slices.Index(pdp.Levels, s.cfg.DefaultLevel) {
 		return fail(http.StatusForbidden, "forbidden", "a dispatcher may not create a session above the default level %s", s.cfg.DefaultLevel)
 	}
@@ -148,4 +158,75 @@ func (s *Server) dispatcherMayCreate(level pdp.Level, mode pdp.Mode, rules map[s
 		}
 	}
 	return nil
+}
+
+// sameOrigin keeps web pages on other sites away from the API: a request
+// a browser sends from another origin is refused, and without tokens
+// (where the network is the only protection) so is one addressed to a
+// host name that is not loopback (DNS rebinding). The console may not be
+// framed by another site.
+func (s *Server) sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		req := c.Request()
+		if origin := req.Header.Get("Origin"); origin != "" {
+			u, err := url.Parse(origin)
+			if err != nil || u.Host != req.Host {
+				return fail(http.StatusForbidden, "cross_origin", "requests from another origin (%s) are refused", origin)
+			}
+		}
+		if len(s.cfg.Tokens) == 0 && !loopbackHost(req.Host) {
+			return fail(http.StatusForbidden, "not_loopback", "without access tokens the API answers loopback host names only, not %q", req.Host)
+		}
+		return next(c)
+	}
+}
+
+// loopbackHost reports a Host header naming this machine's loopback.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// owner is the owner a session created by this caller gets: the token's
+// name for a dispatcher, nobody for a person's channel or an open server.
+func (c caller) owner() string {
+	if c.open || c.has(User) {
+		return ""
+	}
+	return c.name
+}
+
+// mayUse reports whether the caller may decide in a session owned by owner.
+func (c caller) mayUse(owner string) bool {
+	return owner == "" || c.open || c.has(User) || owner == c.name
+}
+
+// window is a per-second counter with a limit.
+type window struct {
+	mu    sync.Mutex
+	limit int
+	start time.Time
+	n     int
+}
+
+func (w *window) allow(now time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if now.Sub(w.start) >= time.Second {
+		w.start, w.n = now, 0
+	}
+	w.n++
+	return w.n <= w.limit
 }

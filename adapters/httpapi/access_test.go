@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/toolperm/pdp/adapters/httpapi"
@@ -29,6 +30,7 @@ func (s *service) as(secret string) *service {
 
 func newSecuredService(t *testing.T) *service {
 	return startServiceWith(t, filepath.Join(t.TempDir(), "pdp.db"), func(c *httpapi.Config, _ *pdp.Components) {
+		c.RefusalsPerSecond = 1000
 		c.Tokens = []httpapi.Token{
 			token("runtime", "d-secret", httpapi.Dispatcher),
 			token("desktop", "u-secret", httpapi.User),
@@ -179,6 +181,13 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 			t.Errorf("%s = %v, want %v", series, got, want)
 		}
 	}
+	m.Request("/v1/x", strings.Repeat("X", 2000), 405, 0)
+	resp2, _ := http.Get(s.srv.URL + "/metrics")
+	raw2, _ := io.ReadAll(resp2.Body)
+	resp2.Body.Close()
+	if strings.Contains(string(raw2), "XXXX") || !strings.Contains(string(raw2), `method="other"`) {
+		t.Error("an odd HTTP method became a label value")
+	}
 	for _, name := range []string{"go_goroutines", "process_resident_memory_bytes", "pdp_decide_duration_seconds_bucket{le=\"1e-05\"}"} {
 		if !regexp.MustCompile(regexp.QuoteMeta(name)).MatchString(text) {
 			t.Errorf("%s is not exported", name)
@@ -211,4 +220,76 @@ func TestPolicyStatusIsForAdmins(t *testing.T) {
 	}
 	s.as("a-secret").mustStatus(403, "GET", "/v1/policy", nil)
 	s.mustStatus(401, "GET", "/v1/policy", nil)
+}
+
+func TestBrowsersFromOtherSitesAreRefused(t *testing.T) {
+	s := newService(t)
+	post := func(origin, host string) (int, http.Header) {
+		req, _ := http.NewRequest("POST", s.srv.URL+"/v1/sessions", strings.NewReader(`{"mode":"allow-all","permission_level":"FULL"}`))
+		req.Header.Set("Content-Type", "text/plain")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header
+	}
+	if code, _ := post("https://evil.example", ""); code != 403 {
+		t.Fatalf("a cross-site POST: %d", code)
+	}
+	if code, _ := post("", "rebind.evil.example:8181"); code != 403 {
+		t.Fatalf("a rebound host name without tokens: %d", code)
+	}
+	code, h := post(s.srv.URL, "")
+	if code != 201 {
+		t.Fatalf("a same-origin POST (the console): %d", code)
+	}
+	if h.Get("X-Frame-Options") != "DENY" || !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+		t.Fatalf("framing headers: %v", h)
+	}
+}
+
+func TestDispatchersKeepToTheirOwnSessions(t *testing.T) {
+	s := startServiceWith(t, filepath.Join(t.TempDir(), "pdp.db"), func(c *httpapi.Config, _ *pdp.Components) {
+		c.Tokens = []httpapi.Token{
+			token("runtime-a", "a", httpapi.Dispatcher), token("runtime-b", "b", httpapi.Dispatcher),
+			token("desktop", "u", httpapi.User), token("audit", "x", httpapi.Auditor),
+		}
+	})
+	a, b, person := s.as("a"), s.as("b"), s.as("u")
+	a.mustStatus(201, "POST", "/v1/sessions", map[string]any{"id": "cc:1", "workspace": "/w", "execution_mode": "CLOUD"})
+	read := map[string]any{"session_id": "cc:1", "tool": "read_file", "args": map[string]any{"path": "a"}, "cwd": "/w"}
+	a.mustStatus(200, "POST", "/v1/decide", read)
+	b.mustStatus(403, "POST", "/v1/decide", read)
+	b.mustStatus(403, "POST", "/v1/sessions", map[string]any{"id": "cc:1:agent", "parent_session_id": "cc:1"})
+	// An auto-created session belongs to the dispatcher that created it too.
+	a.mustStatus(200, "POST", "/v1/decide", map[string]any{"session_id": "auto-a", "tool": "read_file", "args": map[string]any{"path": "a"}, "cwd": "/w"})
+	b.mustStatus(403, "POST", "/v1/decide", map[string]any{"session_id": "auto-a", "tool": "read_file", "args": map[string]any{"path": "a"}, "cwd": "/w"})
+	// A session a person created is anyone's to use.
+	person.mustStatus(201, "POST", "/v1/sessions", map[string]any{"id": "shared", "workspace": "/w"})
+	b.mustStatus(200, "POST", "/v1/decide", map[string]any{"session_id": "shared", "tool": "read_file", "args": map[string]any{"path": "a"}, "cwd": "/w"})
+
+	a.mustStatus(403, "POST", "/v1/sessions", map[string]any{"assessor_model": "tiny-yes-model"})
+	s.as("x").mustStatus(403, "POST", "/v1/simulate", map[string]any{"tool": "shell", "args": map[string]any{"command": "ls"}, "assess": true})
+	s.as("x").mustStatus(200, "POST", "/v1/simulate", map[string]any{"tool": "shell", "args": map[string]any{"command": "ls"}})
+}
+
+func TestRefusalFloodsAreNotAllWritten(t *testing.T) {
+	s := startServiceWith(t, filepath.Join(t.TempDir(), "pdp.db"), func(c *httpapi.Config, _ *pdp.Components) {
+		c.Tokens = []httpapi.Token{token("root", "r", httpapi.Admin)}
+		c.RefusalsPerSecond = 5
+	})
+	for i := 0; i < 50; i++ {
+		s.call("GET", "/v1/decisions", nil)
+	}
+	events, _ := s.store.AccessEvents(t.Context(), 1000)
+	if len(events) < 5 || len(events) > 15 {
+		t.Fatalf("%d access events written for 50 refusals with a limit of 5 a second", len(events))
+	}
 }

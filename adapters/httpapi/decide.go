@@ -29,6 +29,14 @@ func (s *Server) decide(c echo.Context) error {
 	if err != nil {
 		return storeUnavailable(err)
 	}
+	// A dispatcher decides only in its own sessions (and ones no single
+	// dispatcher owns): another runtime's session may have been raised
+	// for that runtime.
+	for cur := session; cur != nil; cur = cur.Parent {
+		if !callerOf(c).mayUse(cur.Owner) {
+			return fail(http.StatusForbidden, "forbidden", "session %q belongs to another dispatcher", cur.ID)
+		}
+	}
 	d, err := s.cfg.Engine.Decide(ctx, pdp.Call{Request: req, Session: session, Explain: c.QueryParam("explain") == "1"})
 	if d.DecisionID != "" {
 		c.Set(decisionIDKey, d.DecisionID)
@@ -50,6 +58,7 @@ func (s *Server) adoptSession(c echo.Context, req pdp.Request) (*pdp.Session, er
 		cwd = filepath.Clean(req.Cwd)
 	}
 	rec, err := s.cfg.Store.EnsureSession(ctx, sqlite.SessionRecord{
+		Owner:           callerOf(c).owner(),
 		ID:              req.SessionID,
 		PermissionLevel: s.cfg.DefaultLevel,
 		Mode:            s.cfg.DefaultMode,

@@ -44,7 +44,9 @@ func FuzzDecideBody(f *testing.F) {
 	api := httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store}), Store: store, MaxBodyBytes: 64 << 10})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		rec := httptest.NewRecorder()
-		api.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/decide", bytes.NewReader(body)))
+		req := httptest.NewRequest(http.MethodPost, "/v1/decide", bytes.NewReader(body))
+		req.Host = "127.0.0.1:8181"
+		api.ServeHTTP(rec, req)
 		var out map[string]any
 		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 			t.Fatalf("status %d with a body that is not JSON: %q", rec.Code, rec.Body.String())

@@ -38,6 +38,10 @@ type Config struct {
 	Metrics http.Handler
 	// PolicyStatus, when set, is served at GET /v1/policy (admin).
 	PolicyStatus func() any
+	// RefusalsPerSecond bounds how many refused requests (401/403) a
+	// second are written to the database (default 20); the rest are only
+	// counted and logged, so a flood cannot crowd out decisions.
+	RefusalsPerSecond int
 }
 
 // Observer is told of every request and every refusal.
@@ -48,8 +52,9 @@ type Observer interface {
 
 // Server holds the API's handlers and their shared state.
 type Server struct {
-	cfg     Config
-	waiters *waiters
+	cfg      Config
+	waiters  *waiters
+	refusals window
 }
 
 // New returns the API as an http.Handler-compatible Echo instance.
@@ -69,12 +74,16 @@ func New(cfg Config) *echo.Echo {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, waiters: newWaiters()}
+	if cfg.RefusalsPerSecond <= 0 {
+		cfg.RefusalsPerSecond = 20
+	}
+	s := &Server{cfg: cfg, waiters: newWaiters(), refusals: window{limit: cfg.RefusalsPerSecond}}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
 	e.Use(s.logRequests)
 	e.Use(middleware.Recover())
+	e.Use(s.sameOrigin)
 	e.Use(middleware.BodyLimit(strconv.FormatInt(cfg.MaxBodyBytes, 10) + "B"))
 	e.Use(s.authenticate)
 	s.routes(e)

@@ -47,6 +47,9 @@ func (s *Server) createSession(c echo.Context) error {
 		} else if err != nil {
 			return storeUnavailable(err)
 		}
+		if !callerOf(c).mayUse(parent.Owner) {
+			return fail(http.StatusForbidden, "forbidden", "parent session %q belongs to another dispatcher", b.ParentSessionID)
+		}
 		// A sub-agent runs where its parent runs, in its workspace, unless told otherwise.
 		if b.Workspace == "" {
 			b.Workspace = parent.Workspace
@@ -64,6 +67,9 @@ func (s *Server) createSession(c echo.Context) error {
 	if b.ExecutionMode == "" {
 		b.ExecutionMode = pdp.Local
 	}
+	if len(b.AssessorModel) > 200 {
+		return fail(http.StatusBadRequest, "invalid_assessor_model", "assessor_model is longer than 200 characters")
+	}
 	if b.Workspace != "" && !filepath.IsAbs(b.Workspace) {
 		return fail(http.StatusBadRequest, "invalid_workspace", "workspace must be an absolute path, got %q", b.Workspace)
 	}
@@ -74,12 +80,13 @@ func (s *Server) createSession(c echo.Context) error {
 		return err
 	}
 	if who := callerOf(c); !who.has(User) {
-		if err := s.dispatcherMayCreate(b.PermissionLevel, b.Mode, b.Rules); err != nil {
+		if err := s.dispatcherMayCreate(b.PermissionLevel, b.Mode, b.Rules, b.AssessorModel); err != nil {
 			return err
 		}
 	}
 	rec, err := s.cfg.Store.CreateSession(ctx, sqlite.SessionRecord{
-		ID: b.ID, PermissionLevel: b.PermissionLevel, Mode: b.Mode, ExecutionMode: b.ExecutionMode,
+		Owner: callerOf(c).owner(),
+		ID:    b.ID, PermissionLevel: b.PermissionLevel, Mode: b.Mode, ExecutionMode: b.ExecutionMode,
 		Workspace: b.Workspace, Rules: b.Rules, ParentSessionID: b.ParentSessionID, Scope: b.Scope, AssessorModel: b.AssessorModel,
 	})
 	if err != nil {

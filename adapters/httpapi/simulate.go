@@ -22,6 +22,9 @@ func (s *Server) simulate(c echo.Context) error {
 	if err := decodeJSON(c, &b); err != nil {
 		return err
 	}
+	if b.Assess && !callerOf(c).has(User) {
+		return fail(http.StatusForbidden, "forbidden", "only a user or admin may have a simulation call the LLM")
+	}
 	if b.SessionID == "" {
 		b.SessionID = "simulation"
 	}

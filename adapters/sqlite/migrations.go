@@ -74,6 +74,9 @@ CREATE TABLE access_events (
 	remote TEXT NOT NULL DEFAULT ''
 );
 `,
+	3: `
+ALTER TABLE sessions ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+`,
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

@@ -26,8 +26,11 @@ type SessionRecord struct {
 	ParentSessionID string            `json:"parent_session_id,omitempty"`
 	Scope           []string          `json:"scope,omitempty"`
 	AssessorModel   string            `json:"assessor_model,omitempty"`
-	CreatedAt       time.Time         `json:"created_at"`
-	UpdatedAt       time.Time         `json:"updated_at"`
+	// Owner is the dispatcher token that created the session; only it
+	// (or a person's channel) may use it. Empty: no single owner.
+	Owner     string    `json:"owner,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // SessionPatch changes what may change after creation; nil fields stay.
@@ -38,7 +41,7 @@ type SessionPatch struct {
 	RulesSet        bool
 }
 
-const sessionColumns = `id, permission_level, mode, execution_mode, workspace, rules, parent_session_id, scope, assessor_model, created_at, updated_at`
+const sessionColumns = `id, permission_level, mode, execution_mode, workspace, rules, parent_session_id, scope, assessor_model, owner, created_at, updated_at`
 
 // CreateSession stores a new session; ErrExists when the id is taken,
 // ErrNotFound when its parent does not exist.
@@ -53,8 +56,8 @@ func (s *Store) CreateSession(ctx context.Context, rec SessionRecord) (SessionRe
 	if rec.ParentSessionID != "" {
 		parent = rec.ParentSessionID
 	}
-	_, err = s.write.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
-		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, parent, scope, rec.AssessorModel, formatTime(now), formatTime(now))
+	_, err = s.write.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, parent, scope, rec.AssessorModel, rec.Owner, formatTime(now), formatTime(now))
 	switch {
 	case isConstraint(err, "UNIQUE"), isConstraint(err, "PRIMARY KEY"):
 		return rec, fmt.Errorf("session %q: %w", rec.ID, ErrExists)
@@ -79,8 +82,8 @@ func (s *Store) EnsureSession(ctx context.Context, rec SessionRecord) (SessionRe
 	if err != nil {
 		return rec, err
 	}
-	_, err = s.write.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES (?,?,?,?,?,?,NULL,?,?,?,?) ON CONFLICT(id) DO NOTHING`,
-		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, scope, rec.AssessorModel, formatTime(now), formatTime(now))
+	_, err = s.write.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES (?,?,?,?,?,?,NULL,?,?,?,?,?) ON CONFLICT(id) DO NOTHING`,
+		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, scope, rec.AssessorModel, rec.Owner, formatTime(now), formatTime(now))
 	if err != nil {
 		return rec, fmt.Errorf("creating session %q: %w", rec.ID, err)
 	}
@@ -115,7 +118,7 @@ func (s *Store) getSession(ctx context.Context, db queryer, id string) (SessionR
 	var parent, scope sql.NullString
 	var created, updated string
 	err := db.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id).Scan(
-		&rec.ID, &rec.PermissionLevel, &rec.Mode, &rec.ExecutionMode, &rec.Workspace, &rules, &parent, &scope, &rec.AssessorModel, &created, &updated)
+		&rec.ID, &rec.PermissionLevel, &rec.Mode, &rec.ExecutionMode, &rec.Workspace, &rules, &parent, &scope, &rec.AssessorModel, &rec.Owner, &created, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return rec, fmt.Errorf("session %q: %w", id, ErrNotFound)
 	}
@@ -259,6 +262,7 @@ func (r SessionRecord) Session() *pdp.Session {
 		Rules:           r.Rules,
 		Scope:           r.Scope,
 		AssessorModel:   r.AssessorModel,
+		Owner:           r.Owner,
 	}
 }
 

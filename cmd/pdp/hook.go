@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
+	"net/http"
 	"os"
 	"time"
 
@@ -26,9 +26,22 @@ func hookCommand() *cobra.Command {
 }
 
 type hookFlags struct {
-	url, tokenEnv, policies string
-	local                   bool
-	timeout, wait           time.Duration
+	url, tokenEnv, policies, workspaceDir string
+	local                                 bool
+	timeout, wait                         time.Duration
+}
+
+// workspace is the project root the calls of a Claude Code session must
+// stay in: --workspace, else $CLAUDE_PROJECT_DIR (set for hooks), else
+// the event's cwd. The cwd alone would follow the model's `cd /`.
+func (f hookFlags) workspace(ev claudecode.Event) string {
+	if f.workspaceDir != "" {
+		return f.workspaceDir
+	}
+	if dir := os.Getenv("CLAUDE_PROJECT_DIR"); dir != "" {
+		return dir
+	}
+	return ev.Cwd
 }
 
 func claudeCodeHookCommand() *cobra.Command {
@@ -63,6 +76,7 @@ Install it for every tool in .claude/settings.json:
 	cmd.Flags().StringVar(&f.policies, "policies", "", "with --local: policy directory, bundle or URL (default: config's policy.path)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 5*time.Second, "give up (deny) after this long")
 	cmd.Flags().DurationVar(&f.wait, "wait", 0, "hold an ask this long for a person's answer at the PDP")
+	cmd.Flags().StringVar(&f.workspaceDir, "workspace", "", "the project root calls must stay in (default $CLAUDE_PROJECT_DIR, else the event's cwd)")
 	return cmd
 }
 
@@ -97,12 +111,22 @@ func runClaudeCodeHook(cmd *cobra.Command, f hookFlags) claudecode.Output {
 }
 
 func hookServer(ctx context.Context, f hookFlags, ev claudecode.Event) (string, string, error) {
-	c := client.New(f.url, client.WithToken(os.Getenv(f.tokenEnv)), client.WithRetries(1, 50*time.Millisecond))
-	if child := ev.ChildSession(); child != "" {
-		for _, s := range []client.Session{{ID: ev.MainSession(), Workspace: ev.Cwd}, {ID: child, ParentSessionID: ev.MainSession()}} {
-			if _, err := c.Sessions().Create(ctx, s); err != nil && !errors.Is(err, client.ErrConflict) {
-				return "", "", err
-			}
+	// No client-side timeout: the contexts bound every call, and a --wait
+	// may hold a request longer than any fixed timeout.
+	c := client.New(f.url, client.WithToken(os.Getenv(f.tokenEnv)), client.WithRetries(1, 50*time.Millisecond), client.WithHTTPClient(&http.Client{}))
+	// The main session is created with the project as its workspace when
+	// the project is known (otherwise the first cwd becomes it), and a
+	// sub-agent's session as its child.
+	var sessions []client.Session
+	if child := ev.ChildSession(); child != "" || f.workspace(ev) != ev.Cwd {
+		sessions = append(sessions, client.Session{ID: ev.MainSession(), Workspace: f.workspace(ev), ExecutionMode: "LOCAL"})
+		if child != "" {
+			sessions = append(sessions, client.Session{ID: child, ParentSessionID: ev.MainSession()})
+		}
+	}
+	for _, s := range sessions {
+		if _, err := c.Sessions().Create(ctx, s); err != nil && !errors.Is(err, client.ErrConflict) {
+			return "", "", err
 		}
 	}
 	d, err := c.Decide(ctx, client.DecideRequest{SessionID: ev.Session(), Tool: ev.ToolName, Args: ev.Args(), Cwd: ev.Cwd}, false)
@@ -118,10 +142,11 @@ func hookServer(ctx context.Context, f hookFlags, ev claudecode.Event) (string, 
 	if err != nil || answered.Answer == nil {
 		return client.Ask, hookReason(d.Reason, d.Rule, d.DecisionID), nil
 	}
-	if answered.Answer.Answer == client.DenyAnswer {
-		return client.Deny, fmt.Sprintf("toolperm: denied by a person (%s) — decision %s", answered.Answer.Channel, d.DecisionID), nil
+	switch answered.Answer.Answer {
+	case client.AllowOnce, client.AllowSession:
+		return client.Allow, fmt.Sprintf("toolperm: allowed by a person (%s, %s) — decision %s", answered.Answer.Channel, answered.Answer.Answer, d.DecisionID), nil
 	}
-	return client.Allow, fmt.Sprintf("toolperm: allowed by a person (%s, %s) — decision %s", answered.Answer.Channel, answered.Answer.Answer, d.DecisionID), nil
+	return client.Deny, fmt.Sprintf("toolperm: denied by a person (%s) — decision %s", answered.Answer.Channel, d.DecisionID), nil
 }
 
 func hookLocal(ctx context.Context, cmd *cobra.Command, f hookFlags, ev claudecode.Event) (string, string, error) {
@@ -145,10 +170,10 @@ func hookLocal(ctx context.Context, cmd *cobra.Command, f hookFlags, ev claudeco
 		ID:              ev.MainSession(),
 		PermissionLevel: pdp.Level(ev.Level(cfg.Sessions.PermissionLevel)),
 		Mode:            pdp.Mode(cfg.Sessions.Mode),
-		Workspace:       ev.Cwd,
+		Workspace:       f.workspace(ev),
 	}
 	if child := ev.ChildSession(); child != "" {
-		session = &pdp.Session{ID: child, PermissionLevel: session.PermissionLevel, Mode: session.Mode, Workspace: ev.Cwd, Parent: session}
+		session = &pdp.Session{ID: child, PermissionLevel: session.PermissionLevel, Mode: session.Mode, Workspace: session.Workspace, Parent: session}
 	}
 	d, err := engine.Decide(ctx, pdp.Call{Request: pdp.Request{SessionID: session.ID, Tool: ev.ToolName, Args: ev.Args(), Cwd: ev.Cwd}, Session: session})
 	if err != nil {

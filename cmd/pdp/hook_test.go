@@ -188,3 +188,31 @@ func TestClaudeCodeHookWaitsForAPerson(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 }
+
+func TestClaudeCodeHookAnswersOnlyKnownApprovals(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "POST" {
+			_, _ = w.Write([]byte(`{"decision_id":"d1","decision":"ask","source":"level","rule":"shell.exec","reason":"asks"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"decision_id":"d1","decision":"ask","answer":{"answer":"sure, why not","channel":"x"}}`))
+	}))
+	defer srv.Close()
+	got := runHook(t, payload(t, "bash_git_status.json"), "--url", srv.URL, "--wait", "1s").HookSpecificOutput
+	if got.PermissionDecision != "deny" {
+		t.Fatalf("an unknown answer became %s", got.PermissionDecision)
+	}
+}
+
+func TestClaudeCodeHookLocalWorkspaceIsTheProject(t *testing.T) {
+	// The model ran `cd /`: the event's cwd is / but the project is not.
+	event := strings.Replace(payload(t, "write_accept_edits.json"), `"cwd":"/home/dev/proj"`, `"cwd":"/"`, 1)
+	event = strings.Replace(event, "/home/dev/proj/src/hello.go", "/etc/cron.d/x", 1)
+	t.Setenv("CLAUDE_PROJECT_DIR", "/home/dev/proj")
+	if got := runHook(t, event, "--local").HookSpecificOutput; got.PermissionDecision != "deny" {
+		t.Fatalf("a write to /etc from cwd / was %s (%s)", got.PermissionDecision, got.PermissionDecisionReason)
+	}
+	if got := runHook(t, event, "--local", "--workspace", "/").HookSpecificOutput; got.PermissionDecision != "allow" {
+		t.Fatalf("with --workspace / the write is %s", got.PermissionDecision)
+	}
+}

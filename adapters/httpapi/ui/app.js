@@ -156,7 +156,22 @@ $("#sim-form").addEventListener("change", simulate);
 
 // --- inbox -------------------------------------------------------------
 
-const what = (ev) => (ev.args && (ev.args.command || ev.args.file_path || ev.args.path || ev.args.url)) || "";
+// visible shows control and bidirectional-override characters as escapes,
+// so a command cannot look like something else on screen.
+const visible = (s) => s.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g,
+  (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+
+// what is everything the call was asked with: the command or path first,
+// then the other arguments.
+const what = (ev) => {
+  const args = ev.args || {};
+  const main = args.command ?? args.file_path ?? args.path ?? args.url;
+  const rest = Object.fromEntries(Object.entries(args).filter(([k]) => args[k] !== main));
+  const parts = [];
+  if (typeof main === "string") parts.push(main);
+  if (Object.keys(rest).length) parts.push(JSON.stringify(rest));
+  return visible(parts.join("  "));
+};
 
 async function refreshInbox() {
   try {
