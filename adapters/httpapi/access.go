@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -229,4 +230,21 @@ func (w *window) allow(now time.Time) bool {
 	}
 	w.n++
 	return w.n <= w.limit
+}
+
+// listAccessEvents shows refused requests, newest first (auditor, admin).
+func (s *Server) listAccessEvents(c echo.Context) error {
+	limit := defaultListLimit
+	if l := c.QueryParam("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > maxListLimit {
+			return fail(http.StatusBadRequest, "invalid_limit", "limit must be a number from 1 to %d", maxListLimit)
+		}
+		limit = n
+	}
+	events, err := s.cfg.Store.AccessEvents(c.Request().Context(), limit)
+	if err != nil {
+		return storeUnavailable(err)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"access_events": events})
 }

@@ -104,6 +104,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/v1/decisions", s.listDecisions, s.require(User, Auditor))
 	e.GET("/v1/decisions/:id", s.getDecision, s.require(anyone...))
 	e.POST("/v1/decisions/:id/answer", s.answer, s.require(User))
+	e.GET("/v1/access-events", s.listAccessEvents, s.require(Auditor))
 	if s.cfg.PolicyStatus != nil {
 		e.GET("/v1/policy", s.policyStatus, s.require(Admin))
 	}
