@@ -40,7 +40,7 @@ single_plain_command if {
 # program_names are the names a word may run as: its last path element,
 # lower-cased (case-insensitive file systems run RM as rm), with and
 # without a version suffix (python3.12 is python). /bin/rm is rm.
-program_names(word) := {name, regex.replace(name, `[0-9][0-9.]*$`, "")} if {
+program_names(word) := {name, trim_right(name, "0123456789.")} if {
 	parts := split(lower(word), "/")
 	name := parts[count(parts) - 1]
 }
