@@ -10,7 +10,7 @@ import (
 	"github.com/toolperm/pdp/pdp"
 )
 
-// reference is the chain of DESIGN §4 written as plain Go for the
+// reference is the chain of docs/design.md §4 written as plain Go for the
 // benchmarks only: the floor the Rego engine is measured against. It
 // knows the built-in policy's data by heart and does the same adapter
 // work (path resolution, shell parsing) the engine does.

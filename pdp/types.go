@@ -59,7 +59,7 @@ type Grant struct {
 }
 
 // Session is the state a decision depends on. The service stores it; the
-// CLI takes it inline in the shape DESIGN §8 gives.
+// CLI takes it inline in the shape docs/design.md §8 gives.
 type Session struct {
 	ID              string            `json:"id,omitempty"`
 	PermissionLevel Level             `json:"permission_level,omitempty"`

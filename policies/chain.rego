@@ -1,6 +1,6 @@
 # The decision chain.
 #
-# The ordered chain of DESIGN §4: the first step that decides, returns.
+# The ordered chain of docs/design.md §4: the first step that decides, returns.
 # Entry point: data.toolperm.decision, the whole answer with its trace.
 # When the chain needs a fact the engine has not supplied yet (the danger
 # verdict, the parent session's decision), it says so in "needs"; the

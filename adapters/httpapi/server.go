@@ -1,4 +1,4 @@
-// Package httpapi serves the PDP's HTTP API (DESIGN §7) with Echo: the
+// Package httpapi serves the PDP's HTTP API (docs/design.md §7) with Echo: the
 // decide endpoint for dispatchers, sessions, answers to asks, grants, the
 // audit trail, and the health endpoints.
 package httpapi
