@@ -376,7 +376,13 @@ func rsaKeys(t *testing.T) (private, public string) {
 
 func verification(t *testing.T, public string) *bundle.VerificationConfig {
 	t.Helper()
-	kc, err := keys.NewKeyConfig(public, "RS256", "")
+	// OPA takes the key from a file when the argument names one; passing
+	// the PEM itself makes it stat a path that may be too long to stat.
+	path := filepath.Join(t.TempDir(), "public.pem")
+	if err := os.WriteFile(path, []byte(public), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := keys.NewKeyConfig(path, "RS256", "")
 	if err != nil {
 		t.Fatal(err)
 	}
