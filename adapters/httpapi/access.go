@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -179,15 +178,16 @@ func (s *Server) sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 				return fail(http.StatusForbidden, "cross_origin", "requests from another origin (%s) are refused", origin)
 			}
 		}
-		if len(s.cfg.Tokens) == 0 && !loopbackHost(req.Host) {
+		if len(s.cfg.Tokens) == 0 && !IsLoopback(req.Host) {
 			return fail(http.StatusForbidden, "not_loopback", "without access tokens the API answers loopback host names only, not %q", req.Host)
 		}
 		return next(c)
 	}
 }
 
-// loopbackHost reports a Host header naming this machine's loopback.
-func loopbackHost(hostport string) bool {
+// IsLoopback reports whether a host, or HOST:PORT (a Host header, a
+// listen address), names this machine's loopback only.
+func IsLoopback(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
@@ -234,13 +234,9 @@ func (w *window) allow(now time.Time) bool {
 
 // listAccessEvents shows refused requests, newest first (auditor, admin).
 func (s *Server) listAccessEvents(c echo.Context) error {
-	limit := defaultListLimit
-	if l := c.QueryParam("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > maxListLimit {
-			return fail(http.StatusBadRequest, "invalid_limit", "limit must be a number from 1 to %d", maxListLimit)
-		}
-		limit = n
+	limit, err := listLimit(c)
+	if err != nil {
+		return err
 	}
 	events, err := s.cfg.Store.AccessEvents(c.Request().Context(), limit)
 	if err != nil {

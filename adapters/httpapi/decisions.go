@@ -15,6 +15,19 @@ const (
 	maxListLimit     = 500
 )
 
+// listLimit reads ?limit= of a list route: 1 to maxListLimit, default 50.
+func listLimit(c echo.Context) (int, error) {
+	l := c.QueryParam("limit")
+	if l == "" {
+		return defaultListLimit, nil
+	}
+	n, err := strconv.Atoi(l)
+	if err != nil || n < 1 || n > maxListLimit {
+		return 0, fail(http.StatusBadRequest, "invalid_limit", "limit must be a number from 1 to %d", maxListLimit)
+	}
+	return n, nil
+}
+
 // getDecision returns one audit event with its answer; ?wait=30s holds
 // an unanswered ask until a person answers or the wait ends.
 func (s *Server) getDecision(c echo.Context) error {
@@ -87,7 +100,7 @@ func (s *Server) answer(c echo.Context) error {
 // listDecisions: GET /v1/decisions?session_id=&decision=&limit=&before=,
 // newest first.
 func (s *Server) listDecisions(c echo.Context) error {
-	f := sqlite.Filter{SessionID: c.QueryParam("session_id"), Decision: c.QueryParam("decision"), Source: c.QueryParam("source"), Before: c.QueryParam("before"), Limit: defaultListLimit}
+	f := sqlite.Filter{SessionID: c.QueryParam("session_id"), Decision: c.QueryParam("decision"), Source: c.QueryParam("source"), Before: c.QueryParam("before")}
 	if since := c.QueryParam("since"); since != "" {
 		t, err := time.Parse(time.RFC3339, since)
 		if err != nil {
@@ -95,13 +108,11 @@ func (s *Server) listDecisions(c echo.Context) error {
 		}
 		f.Since = t
 	}
-	if l := c.QueryParam("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > maxListLimit {
-			return fail(http.StatusBadRequest, "invalid_limit", "limit must be a number from 1 to %d", maxListLimit)
-		}
-		f.Limit = n
+	limit, err := listLimit(c)
+	if err != nil {
+		return err
 	}
+	f.Limit = limit
 	switch f.Decision {
 	case "", pdp.Allow, pdp.Ask, pdp.Deny:
 	default:

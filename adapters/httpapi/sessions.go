@@ -201,13 +201,9 @@ func newSessionID() string {
 
 // listSessions lists sessions, most recently changed first.
 func (s *Server) listSessions(c echo.Context) error {
-	limit := defaultListLimit
-	if l := c.QueryParam("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > maxListLimit {
-			return fail(http.StatusBadRequest, "invalid_limit", "limit must be a number from 1 to %d", maxListLimit)
-		}
-		limit = n
+	limit, err := listLimit(c)
+	if err != nil {
+		return err
 	}
 	list, err := s.cfg.Store.ListSessions(c.Request().Context(), limit)
 	if err != nil {

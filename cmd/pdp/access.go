@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
 	"slices"
 	"strings"
@@ -71,17 +70,4 @@ func loadTokens(cfg []config.Token) ([]httpapi.Token, error) {
 		out = append(out, tok)
 	}
 	return out, nil
-}
-
-// isLoopback reports whether addr (HOST:PORT) listens on loopback only.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

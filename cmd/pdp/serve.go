@@ -78,7 +78,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		return err
 	}
 	if len(tokens) == 0 {
-		if !isLoopback(cfg.Server.Addr) {
+		if !httpapi.IsLoopback(cfg.Server.Addr) {
 			return fmt.Errorf("refusing to listen on %s without access control: configure auth.tokens, or listen on loopback", cfg.Server.Addr)
 		}
 		logger.Warn("no auth.tokens configured: every caller on this machine has every role; listening on loopback only", "addr", cfg.Server.Addr)

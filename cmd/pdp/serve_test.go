@@ -110,6 +110,21 @@ func hammer(url string, stop <-chan struct{}) []string {
 	return answered
 }
 
+// underLoad starts `pdp serve` on db, drives it with 16 clients for
+// warmup, then runs stopServer while the load goes on, and returns the
+// ids of every decision a client got an answer for.
+func underLoad(t *testing.T, db string, warmup time.Duration, stopServer func(*exec.Cmd)) []string {
+	t.Helper()
+	cmd, url := startServer(t, db)
+	stop := make(chan struct{})
+	done := make(chan []string)
+	go func() { done <- hammer(url, stop) }()
+	time.Sleep(warmup)
+	stopServer(cmd)
+	close(stop)
+	return <-done
+}
+
 // missingFromTrail returns the ids that are not in the audit trail.
 func missingFromTrail(t *testing.T, db string, ids []string) []string {
 	t.Helper()
@@ -132,17 +147,12 @@ func TestCrashLosesNoAnsweredDecision(t *testing.T) {
 		t.Skip("starts a server process")
 	}
 	db := filepath.Join(t.TempDir(), "pdp.db")
-	cmd, url := startServer(t, db)
-	stop := make(chan struct{})
-	done := make(chan []string)
-	go func() { done <- hammer(url, stop) }()
-	time.Sleep(1500 * time.Millisecond)
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(200 * time.Millisecond)
-	close(stop)
-	answered := <-done
+	answered := underLoad(t, db, 1500*time.Millisecond, func(cmd *exec.Cmd) {
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	})
 	if len(answered) < 50 {
 		t.Fatalf("only %d decisions answered before the kill; the test proves nothing", len(answered))
 	}
@@ -157,26 +167,21 @@ func TestGracefulShutdownCommitsInFlightDecisions(t *testing.T) {
 		t.Skip("starts a server process")
 	}
 	db := filepath.Join(t.TempDir(), "pdp.db")
-	cmd, url := startServer(t, db)
-	stop := make(chan struct{})
-	done := make(chan []string)
-	go func() { done <- hammer(url, stop) }()
-	time.Sleep(time.Second)
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("pdp serve exited with %v after SIGTERM", err)
+	answered := underLoad(t, db, time.Second, func(cmd *exec.Cmd) {
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("pdp serve did not stop within 20s of SIGTERM")
-	}
-	close(stop)
-	answered := <-done
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Fatalf("pdp serve exited with %v after SIGTERM", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("pdp serve did not stop within 20s of SIGTERM")
+		}
+	})
 	if missing := missingFromTrail(t, db, answered); len(missing) > 0 {
 		t.Fatalf("%d of %d answered decisions are missing after SIGTERM", len(missing), len(answered))
 	}
