@@ -45,17 +45,26 @@ program_names(word) := {name, trim_right(name, "0123456789.")} if {
 	name := parts[count(parts) - 1]
 }
 
-# listed: the word runs as a program on the list.
-listed(word, list) if {
+# listed: the word runs as a program on the list. names is one of the
+# lower-cased sets below, never a data list itself.
+listed(word, names) if {
 	some name in program_names(word)
-	name in list
+	name in names
 }
 
-ungrantable_program(word) if listed(word, data.shell.dangerous_words)
+# The program lists of data.shell, lower-cased: program_names lower-cases
+# the word, so an entry written "Rscript" must be found as "rscript".
+shell_dangerous_words := {lower(w) | some w in data.shell.dangerous_words}
 
-ungrantable_program(word) if listed(word, data.shell.wrappers)
+shell_wrappers := {lower(w) | some w in data.shell.wrappers}
 
-ungrantable_program(word) if listed(word, data.shell.interpreters)
+shell_interpreters := {lower(w) | some w in data.shell.interpreters}
+
+ungrantable_program(word) if listed(word, shell_dangerous_words)
+
+ungrantable_program(word) if listed(word, shell_wrappers)
+
+ungrantable_program(word) if listed(word, shell_interpreters)
 
 ungrantable_program(word) if "" in program_names(word)
 
@@ -75,20 +84,20 @@ screened if {
 
 screened if {
 	some cmd in input.shell.commands
-	listed(cmd.argv[0], data.shell.dangerous_words)
+	listed(cmd.argv[0], shell_dangerous_words)
 }
 
 screened if {
 	some cmd in input.shell.commands
-	listed(cmd.argv[0], data.shell.wrappers)
+	listed(cmd.argv[0], shell_wrappers)
 	some i, word in cmd.argv
 	i > 0
-	listed(word, data.shell.dangerous_words)
+	listed(word, shell_dangerous_words)
 }
 
 screened if {
 	some cmd in input.shell.commands
-	listed(cmd.argv[0], data.shell.interpreters)
+	listed(cmd.argv[0], shell_interpreters)
 	some word in cmd.argv
 	word in data.shell.inline_code_flags
 }

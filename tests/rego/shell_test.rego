@@ -106,3 +106,17 @@ test_program_names_ignore_case_and_versions if {
 	toolperm.screened with input as screened_call(plain(["RM", "-rf", "/"]))
 	toolperm.program_names("/usr/bin/Python3.12") == {"python3.12", "python"}
 }
+
+test_program_lists_compare_case_insensitively if {
+	# data.shell.interpreters spells it "Rscript"; the word is lower-cased.
+	not_grantable(plain(["Rscript", "x.R"]))
+	not_grantable(plain(["rscript", "x.R"]))
+	not_grantable(plain(["/usr/local/bin/RSCRIPT", "x.R"]))
+	toolperm.screened with input as screened_call(plain(["Rscript", "-e", "system('rm -rf ~')"]))
+	toolperm.screened with input as screened_call(plain(["rscript", "-e", "1"]))
+
+	# A list entry in any case matches the word in any case.
+	not_grantable(plain(["mytool", "run"])) with data.shell.wrappers as ["MyTool"]
+	toolperm.screened with input as screened_call(plain(["Deploy", "prod"])) with data.shell.dangerous_words as ["DEPLOY"]
+	toolperm.grantable with input as shell_call(plain(["deploy", "prod"])) with data.shell.dangerous_words as []
+}
