@@ -37,6 +37,9 @@ type Components struct {
 	// EvalTimeout bounds one evaluation of the policy (default 1s); a
 	// policy that runs longer is an error, so a deny.
 	EvalTimeout time.Duration
+	// MemoBytes bounds the memory the active policy's memo of answers may
+	// hold (default DefaultMemoBytes).
+	MemoBytes int64
 }
 
 // Observer is told what the engine does, for metrics.
@@ -92,6 +95,7 @@ func New(p *Policy, c Components) *Engine {
 	}
 	e := &Engine{c: c}
 	if p != nil {
+		p.memo.setLimit(c.MemoBytes)
 		e.policy.Store(p)
 	}
 	return e
@@ -103,6 +107,7 @@ func (e *Engine) Swap(p *Policy) error {
 	if p == nil {
 		return errors.New("refusing to activate a nil policy")
 	}
+	p.memo.setLimit(e.c.MemoBytes)
 	e.policy.Store(p)
 	return nil
 }

@@ -1,11 +1,13 @@
 package pdp
 
 import (
-	"hash/maphash"
+	"crypto/sha256"
 	"math"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"unsafe"
 )
 
 // memo remembers the outcome of evaluating the answer entry point per
@@ -14,34 +16,52 @@ import (
 // which drops every entry at once. The input holds every fact the policy
 // sees (session level, mode, rules, grants, shell facts, the danger
 // verdict, the parent's decision), so all of them are part of the key.
+//
+// The memo is bounded in bytes, not entries: a key is the SHA-256 of the
+// input's encoding (a 900 KB command costs 32 bytes of key, not 900 KB),
+// and each entry counts its key, its outcome's strings and a fixed
+// overhead against the budget.
 type memo struct {
-	seed   maphash.Seed
+	limit  atomic.Int64 // bytes the whole memo may hold
 	shards [memoShards]memoShard
 }
 
 const memoShards = 16
 
+// DefaultMemoBytes is the memo's budget when none is configured (64 MiB).
+const DefaultMemoBytes = 64 << 20
+
 // memoShard is a two-generation cache: lookups promote entries from the
-// old generation; when the current one is full it becomes the old one.
-// That bounds memory at twice the shard size and keeps what is used.
+// old generation; when the current one is over half the shard's budget
+// it becomes the old one. That bounds the shard at its budget and keeps
+// what is used.
 type memoShard struct {
-	mu       sync.Mutex
-	max      int
-	current  map[string]outcome
-	previous map[string]outcome
+	mu           sync.Mutex
+	current      map[string]outcome
+	previous     map[string]outcome
+	currentBytes int64
 }
 
-func newMemo(size int) *memo {
-	m := &memo{seed: maphash.MakeSeed()}
-	per := max(size/memoShards, 1)
+func newMemo(limit int64) *memo {
+	m := &memo{}
+	m.setLimit(limit)
 	for i := range m.shards {
-		m.shards[i] = memoShard{max: per, current: make(map[string]outcome)}
+		m.shards[i].current = make(map[string]outcome)
 	}
 	return m
 }
 
+// setLimit changes the memo's budget in bytes; 0 or less is the default.
+// It applies from the next insert on.
+func (m *memo) setLimit(limit int64) {
+	if limit <= 0 {
+		limit = DefaultMemoBytes
+	}
+	m.limit.Store(limit)
+}
+
 func (m *memo) shard(key string) *memoShard {
-	return &m.shards[maphash.String(m.seed, key)%memoShards]
+	return &m.shards[key[0]%memoShards] // the key is a hash: its bytes are uniform
 }
 
 func (m *memo) get(key string) (outcome, bool) {
@@ -52,7 +72,7 @@ func (m *memo) get(key string) (outcome, bool) {
 		return out, true
 	}
 	if out, ok := s.previous[key]; ok {
-		s.insert(key, out)
+		s.insert(key, out, m.generationBytes())
 		return out, true
 	}
 	return outcome{}, false
@@ -62,22 +82,66 @@ func (m *memo) put(key string, out outcome) {
 	s := m.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.insert(key, out)
+	s.insert(key, out, m.generationBytes())
 }
 
-func (s *memoShard) insert(key string, out outcome) {
-	if len(s.current) >= s.max {
-		s.previous, s.current = s.current, make(map[string]outcome, s.max)
+// generationBytes is what one generation of one shard may hold: two
+// generations of every shard make the whole budget.
+func (m *memo) generationBytes() int64 {
+	return max(m.limit.Load()/(2*memoShards), 1)
+}
+
+func (s *memoShard) insert(key string, out outcome, budget int64) {
+	size := entryBytes(out)
+	if size > budget {
+		return // larger than a generation: not worth keeping
+	}
+	if _, ok := s.current[key]; ok {
+		return
+	}
+	if s.currentBytes+size > budget {
+		s.previous, s.current, s.currentBytes = s.current, make(map[string]outcome), 0
 	}
 	s.current[key] = out
+	s.currentBytes += size
 }
 
-// inputKey encodes an input document deterministically (map keys sorted),
-// with a type tag and length for each value, so different documents
-// never share a key. It handles the types the engine builds inputs from.
+// entryOverhead is what an entry costs besides its strings: the map slot,
+// the key, the outcome's struct and its pointers' targets.
+const entryOverhead = int64(sha256.Size+16+unsafe.Sizeof(outcome{})) + 64
+
+// entryBytes estimates what an entry keeps alive.
+func entryBytes(out outcome) int64 {
+	d := out.decision
+	n := entryOverhead + int64(len(d.DecisionID)+len(d.Decision)+len(d.Source)+len(d.Rule)+len(d.Reason)+len(d.Revision))
+	if d.Capability != nil {
+		n += 16 + int64(len(*d.Capability))
+	}
+	if d.Fingerprint != nil {
+		n += 16 + int64(len(*d.Fingerprint))
+	}
+	if d.Danger != nil {
+		n += int64(unsafe.Sizeof(*d.Danger)) + int64(len(d.Danger.Verdict)+len(d.Danger.By))
+	}
+	for _, step := range d.Trace {
+		n += int64(unsafe.Sizeof(step)) + int64(len(step.Step)+len(step.Outcome))
+	}
+	for k, match := range d.Matches {
+		n += 64 + int64(len(k)+len(match.Pattern)+len(match.Action))
+	}
+	for _, need := range out.needs {
+		n += 16 + int64(len(need))
+	}
+	return n
+}
+
+// inputKey is the SHA-256 of an input document's deterministic encoding
+// (map keys sorted, a type tag and length for each value, so different
+// documents never share an encoding). It handles the types the engine
+// builds inputs from.
 func inputKey(v any) string {
-	b := make([]byte, 0, 512)
-	return string(appendKey(b, v))
+	sum := sha256.Sum256(appendKey(make([]byte, 0, 512), v))
+	return string(sum[:])
 }
 
 func appendKey(b []byte, v any) []byte {

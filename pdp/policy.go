@@ -41,9 +41,6 @@ type Policy struct {
 	memo *memo
 }
 
-// MemoSize bounds how many answers a policy remembers (twice this at most).
-const MemoSize = 1 << 14
-
 // LoadFS compiles the policy files of fsys: every .rego file except tests,
 // and .json data files. The revision is a hash of their content.
 func LoadFS(ctx context.Context, fsys fs.FS, source string) (*Policy, error) {
@@ -125,7 +122,7 @@ func Compile(ctx context.Context, modules map[string]*ast.Module, data map[strin
 	if err != nil {
 		return nil, fmt.Errorf("preparing %s of policy %s: %w", AnswerPoint, source, err)
 	}
-	return &Policy{Revision: revision, Source: source, explain: explain, answer: answer, memo: newMemo(MemoSize)}, nil
+	return &Policy{Revision: revision, Source: source, explain: explain, answer: answer, memo: newMemo(DefaultMemoBytes)}, nil
 }
 
 func isPolicyFile(p string) bool {
