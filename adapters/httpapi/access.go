@@ -119,7 +119,9 @@ func (s *Server) require(roles ...Role) echo.MiddlewareFunc {
 
 // refuse records a refused request as an audit event, a metric and a log
 // line. A flood of refusals is counted but not all written: the database's
-// one writer belongs to decisions first.
+// one writer belongs to decisions first. The remote is the socket's peer,
+// or what X-Forwarded-For says only when the peer is a trusted proxy
+// (Config.TrustedProxies).
 func (s *Server) refuse(c echo.Context, code int, token, reason string) {
 	ev := sqlite.AccessEvent{Time: time.Now(), Method: c.Request().Method, Route: c.Path(), Code: code, Token: token, Reason: reason, Remote: c.RealIP()}
 	if s.refusals.allow(ev.Time) {
@@ -142,19 +144,19 @@ var modeLooseness = map[pdp.Mode]int{pdp.OnDemand: 0, pdp.AlwaysAsk: 1, pdp.Allo
 // permissive, only deny rules (any other rule could open what the
 // defaults deny), and the configured assessor model. Execution mode, workspace, parent and scope are the
 // dispatcher's to say: it knows where its tools run.
-func (s *Server) dispatcherMayCreate(level pdp.Level, mode pdp.Mode, rules map[string]string, assessorModel string) error {
+func (s *Server) dispatcherMayCreate(c echo.Context, level pdp.Level, mode pdp.Mode, rules map[string]string, assessorModel string) error {
 	if assessorModel != "" {
-		return fail(http.StatusForbidden, "forbidden", "a dispatcher may not choose the assessor's model")
+		return s.forbid(c, "assessor model", "a dispatcher may not choose the assessor's model")
 	}
 	if slices.Index(pdp.Levels, level) > slices.Index(pdp.Levels, s.cfg.DefaultLevel) {
-		return fail(http.StatusForbidden, "forbidden", "a dispatcher may not create a session above the default level %s", s.cfg.DefaultLevel)
+		return s.forbid(c, "looser level", "a dispatcher may not create a session above the default level %s", s.cfg.DefaultLevel)
 	}
 	if modeLooseness[mode] > modeLooseness[s.cfg.DefaultMode] {
-		return fail(http.StatusForbidden, "forbidden", "a dispatcher may not create a session with a mode looser than the default %s", s.cfg.DefaultMode)
+		return s.forbid(c, "looser mode", "a dispatcher may not create a session with a mode looser than the default %s", s.cfg.DefaultMode)
 	}
 	for pattern, action := range rules {
 		if action != pdp.Deny {
-			return fail(http.StatusForbidden, "forbidden", "a dispatcher may only add deny rules; %q is %s", pattern, action)
+			return s.forbid(c, "non-deny rule", "a dispatcher may only add deny rules; %q is %s", pattern, action)
 		}
 	}
 	return nil
@@ -175,10 +177,12 @@ func (s *Server) sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 		if origin := req.Header.Get("Origin"); origin != "" {
 			u, err := url.Parse(origin)
 			if err != nil || u.Host != req.Host {
+				s.refuse(c, http.StatusForbidden, "", "cross origin")
 				return fail(http.StatusForbidden, "cross_origin", "requests from another origin (%s) are refused", origin)
 			}
 		}
 		if len(s.cfg.Tokens) == 0 && !IsLoopback(req.Host) {
+			s.refuse(c, http.StatusForbidden, "", "not loopback")
 			return fail(http.StatusForbidden, "not_loopback", "without access tokens the API answers loopback host names only, not %q", req.Host)
 		}
 		return next(c)
@@ -212,6 +216,41 @@ func (c caller) owner() string {
 // mayUse reports whether the caller may decide in a session owned by owner.
 func (c caller) mayUse(owner string) bool {
 	return owner == "" || c.open || c.has(User) || owner == c.name
+}
+
+// readsAll reports whether the caller may read every session and
+// decision: a person's channel, an auditor, an admin, or anyone on an open
+// server. A dispatcher reads only what it may use.
+func (c caller) readsAll() bool {
+	return c.open || c.has(User, Auditor)
+}
+
+// mayUseTree checks every session of a tree against the caller; the
+// first one it may not use is returned.
+func (c caller) mayUseTree(session *pdp.Session) (*pdp.Session, bool) {
+	for cur := session; cur != nil; cur = cur.Parent {
+		if !c.mayUse(cur.Owner) {
+			return cur, false
+		}
+	}
+	return nil, true
+}
+
+// forbid refuses a request the caller's role allows but its content does
+// not (a looser session, another dispatcher's session, a simulation that
+// would call the LLM): 403, recorded like a refusal of the role check.
+func (s *Server) forbid(c echo.Context, reason, format string, args ...any) error {
+	s.refuse(c, http.StatusForbidden, callerOf(c).name, reason)
+	return fail(http.StatusForbidden, "forbidden", format, args...)
+}
+
+// hide answers a read of something the caller may not see exactly as a
+// read of something that does not exist (notFound is that error), so an
+// id cannot be probed by status code; the refusal is recorded with its
+// real reason.
+func (s *Server) hide(c echo.Context, reason string, notFound error) error {
+	s.refuse(c, http.StatusNotFound, callerOf(c).name, reason)
+	return notFound
 }
 
 // window is a per-second counter with a limit.

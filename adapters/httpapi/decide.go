@@ -22,20 +22,9 @@ func (s *Server) decide(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	session, err := s.cfg.Store.SessionTree(ctx, req.SessionID)
-	if errors.Is(err, sqlite.ErrNotFound) || (err == nil && session.Workspace == "" && session.Parent == nil && filepath.IsAbs(req.Cwd)) {
-		session, err = s.adoptSession(c, req)
-	}
+	session, err := s.sessionFor(c, req)
 	if err != nil {
-		return storeUnavailable(err)
-	}
-	// A dispatcher decides only in its own sessions (and ones no single
-	// dispatcher owns): another runtime's session may have been raised
-	// for that runtime.
-	for cur := session; cur != nil; cur = cur.Parent {
-		if !callerOf(c).mayUse(cur.Owner) {
-			return fail(http.StatusForbidden, "forbidden", "session %q belongs to another dispatcher", cur.ID)
-		}
+		return err
 	}
 	d, err := s.cfg.Engine.Decide(ctx, pdp.Call{Request: req, Session: session, Explain: c.QueryParam("explain") == "1"})
 	if d.DecisionID != "" {
@@ -47,17 +36,48 @@ func (s *Server) decide(c echo.Context) error {
 	return c.JSON(http.StatusOK, d)
 }
 
-// adoptSession creates an unknown session with the configured defaults,
-// or gives a session without a workspace its first absolute cwd: an
-// auto-created session's workspace is the first absolute cwd it is asked
-// about, and until it has one it confines nothing (every path is outside).
-func (s *Server) adoptSession(c echo.Context, req pdp.Request) (*pdp.Session, error) {
+// sessionFor loads the session a decision runs in, creating an unknown
+// one, and checks that the caller may use it before anything of the
+// request is written to it: a refused request changes nothing.
+func (s *Server) sessionFor(c echo.Context, req pdp.Request) (*pdp.Session, error) {
+	ctx := c.Request().Context()
+	session, err := s.cfg.Store.SessionTree(ctx, req.SessionID)
+	if errors.Is(err, sqlite.ErrNotFound) {
+		session, err = s.createForDecide(c, req)
+	}
+	if err != nil {
+		return nil, storeUnavailable(err)
+	}
+	// A dispatcher decides only in its own sessions (and ones no single
+	// dispatcher owns): another runtime's session may have been raised
+	// for that runtime.
+	if foreign, ok := callerOf(c).mayUseTree(session); !ok {
+		return nil, s.forbid(c, "another dispatcher's session", "session %q belongs to another dispatcher", foreign.ID)
+	}
+	if session.Workspace == "" && session.Parent == nil && filepath.IsAbs(req.Cwd) {
+		// A session created before any absolute cwd was known confines
+		// nothing (every path is outside) until it adopts its first one.
+		if err := s.cfg.Store.ClaimWorkspace(ctx, req.SessionID, filepath.Clean(req.Cwd)); err != nil {
+			return nil, storeUnavailable(err)
+		}
+		if session, err = s.cfg.Store.SessionTree(ctx, req.SessionID); err != nil {
+			return nil, storeUnavailable(err)
+		}
+	}
+	return session, nil
+}
+
+// createForDecide creates an unknown session with the configured
+// defaults, owned by the caller, with the request's absolute cwd as its
+// workspace. Another request may create it first; then that one's
+// session is returned, for the caller's ownership to be checked.
+func (s *Server) createForDecide(c echo.Context, req pdp.Request) (*pdp.Session, error) {
 	ctx := c.Request().Context()
 	cwd := ""
 	if filepath.IsAbs(req.Cwd) {
 		cwd = filepath.Clean(req.Cwd)
 	}
-	rec, err := s.cfg.Store.EnsureSession(ctx, sqlite.SessionRecord{
+	_, err := s.cfg.Store.EnsureSession(ctx, sqlite.SessionRecord{
 		Owner:           callerOf(c).owner(),
 		ID:              req.SessionID,
 		PermissionLevel: s.cfg.DefaultLevel,
@@ -67,11 +87,6 @@ func (s *Server) adoptSession(c echo.Context, req pdp.Request) (*pdp.Session, er
 	})
 	if err != nil {
 		return nil, err
-	}
-	if rec.Workspace == "" && cwd != "" && rec.ParentSessionID == "" {
-		if err := s.cfg.Store.ClaimWorkspace(ctx, req.SessionID, cwd); err != nil {
-			return nil, err
-		}
 	}
 	return s.cfg.Store.SessionTree(ctx, req.SessionID)
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -48,6 +49,11 @@ func (s *Server) getDecision(c echo.Context) error {
 	rec, err := s.cfg.Store.Decision(ctx, id)
 	if err != nil {
 		return storeUnavailable(err)
+	}
+	// Checked before parking: a dispatcher cannot wait on, or learn
+	// anything of, another runtime's decision.
+	if err := s.mayRead(c, rec.SessionID, fmt.Errorf("decision %q: %w", id, sqlite.ErrNotFound)); err != nil {
+		return err
 	}
 	if wait > 0 && rec.Decision.Decision == pdp.Ask && rec.Answer == nil {
 		timer := time.NewTimer(wait)
@@ -97,8 +103,10 @@ func (s *Server) answer(c echo.Context) error {
 	return c.JSON(http.StatusOK, rec)
 }
 
-// listDecisions: GET /v1/decisions?session_id=&decision=&limit=&before=,
-// newest first.
+// listDecisions: GET /v1/decisions?session_id=&decision=&source=&since=&limit=&before=,
+// newest first. Strings longer than MaxListArgBytes are cut (the item
+// says "truncated": true) so a list stays cheap to poll;
+// GET /v1/decisions/{id} returns the whole record.
 func (s *Server) listDecisions(c echo.Context) error {
 	f := sqlite.Filter{SessionID: c.QueryParam("session_id"), Decision: c.QueryParam("decision"), Source: c.QueryParam("source"), Before: c.QueryParam("before")}
 	if since := c.QueryParam("since"); since != "" {
@@ -122,7 +130,11 @@ func (s *Server) listDecisions(c echo.Context) error {
 	if err != nil {
 		return storeUnavailable(err)
 	}
-	out := map[string]any{"decisions": list}
+	items := make([]listedDecision, len(list))
+	for i, rec := range list {
+		items[i] = listDecision(rec, s.cfg.MaxListArgBytes)
+	}
+	out := map[string]any{"decisions": items}
 	if len(list) == f.Limit {
 		out["next_before"] = list[len(list)-1].DecisionID
 	}

@@ -7,6 +7,7 @@ import (
 	"embed"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -42,6 +43,14 @@ type Config struct {
 	// second are written to the database (default 20); the rest are only
 	// counted and logged, so a flood cannot crowd out decisions.
 	RefusalsPerSecond int
+	// TrustedProxies are the peers whose X-Forwarded-For is believed when
+	// recording who sent a refused request; without them the remote is
+	// always the socket's peer (see ParseTrustedProxies).
+	TrustedProxies []*net.IPNet
+	// MaxListArgBytes bounds each argument string of an item that
+	// GET /v1/decisions returns (default 4 KiB); longer ones are cut and
+	// the item says "truncated": true. GET /v1/decisions/{id} is whole.
+	MaxListArgBytes int
 }
 
 // Observer is told of every request and every refusal.
@@ -77,9 +86,13 @@ func New(cfg Config) *echo.Echo {
 	if cfg.RefusalsPerSecond <= 0 {
 		cfg.RefusalsPerSecond = 20
 	}
+	if cfg.MaxListArgBytes <= 0 {
+		cfg.MaxListArgBytes = 4 << 10
+	}
 	s := &Server{cfg: cfg, waiters: newWaiters(), refusals: window{limit: cfg.RefusalsPerSecond}}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	e.IPExtractor = remoteExtractor(cfg.TrustedProxies)
 	e.HTTPErrorHandler = s.handleError
 	e.Use(s.logRequests)
 	e.Use(middleware.Recover())

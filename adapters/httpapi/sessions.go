@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -41,14 +42,17 @@ func (s *Server) createSession(c echo.Context) error {
 		return fail(http.StatusBadRequest, "invalid_session_id", "id must be 1-128 characters of [A-Za-z0-9._:-]")
 	}
 	if b.ParentSessionID != "" {
-		parent, err := s.cfg.Store.GetSession(ctx, b.ParentSessionID)
+		parent, err := s.cfg.Store.SessionTree(ctx, b.ParentSessionID)
 		if errors.Is(err, sqlite.ErrNotFound) {
 			return fail(http.StatusBadRequest, "parent_not_found", "parent session %q does not exist", b.ParentSessionID)
 		} else if err != nil {
 			return storeUnavailable(err)
 		}
-		if !callerOf(c).mayUse(parent.Owner) {
-			return fail(http.StatusForbidden, "forbidden", "parent session %q belongs to another dispatcher", b.ParentSessionID)
+		if foreign, ok := callerOf(c).mayUseTree(parent); !ok {
+			return s.forbid(c, "parent in another dispatcher's session", "parent session %q belongs to another dispatcher", foreign.ID)
+		}
+		if depth := chainDepth(parent) + 1; depth > MaxSubAgentDepth {
+			return fail(http.StatusBadRequest, "chain_too_deep", "a sub-agent may be at most %d levels below its root session; under %q it would be %d", MaxSubAgentDepth, b.ParentSessionID, depth)
 		}
 		// A sub-agent runs where its parent runs, in its workspace, unless told otherwise.
 		if b.Workspace == "" {
@@ -80,7 +84,7 @@ func (s *Server) createSession(c echo.Context) error {
 		return err
 	}
 	if who := callerOf(c); !who.has(User) {
-		if err := s.dispatcherMayCreate(b.PermissionLevel, b.Mode, b.Rules, b.AssessorModel); err != nil {
+		if err := s.dispatcherMayCreate(c, b.PermissionLevel, b.Mode, b.Rules, b.AssessorModel); err != nil {
 			return err
 		}
 	}
@@ -98,12 +102,51 @@ func (s *Server) createSession(c echo.Context) error {
 	return c.JSON(http.StatusCreated, rec)
 }
 
+// MaxSubAgentDepth is how many levels of sub-agents a session tree may
+// have below its root: deeper chains are refused at creation (400
+// chain_too_deep), so every session that exists can be decided in.
+const MaxSubAgentDepth = 15
+
+// chainDepth is how many parents a session has.
+func chainDepth(s *pdp.Session) int {
+	n := 0
+	for cur := s.Parent; cur != nil; cur = cur.Parent {
+		n++
+	}
+	return n
+}
+
 func (s *Server) getSession(c echo.Context) error {
-	rec, err := s.cfg.Store.GetSession(c.Request().Context(), c.Param("id"))
+	ctx := c.Request().Context()
+	id := c.Param("id")
+	rec, err := s.cfg.Store.GetSession(ctx, id)
 	if err != nil {
 		return storeUnavailable(err)
 	}
+	if err := s.mayRead(c, id, fmt.Errorf("session %q: %w", id, sqlite.ErrNotFound)); err != nil {
+		return err
+	}
 	return c.JSON(http.StatusOK, rec)
+}
+
+// mayRead lets a dispatcher read a session, or a decision made in it,
+// only when it may use the session's whole tree; anything else answers
+// notFound, the same answer as an unknown id.
+func (s *Server) mayRead(c echo.Context, sessionID string, notFound error) error {
+	who := callerOf(c)
+	if who.readsAll() {
+		return nil
+	}
+	tree, err := s.cfg.Store.SessionTree(c.Request().Context(), sessionID)
+	if errors.Is(err, sqlite.ErrNotFound) {
+		return s.hide(c, "session gone", notFound)
+	} else if err != nil {
+		return storeUnavailable(err)
+	}
+	if _, ok := who.mayUseTree(tree); !ok {
+		return s.hide(c, "another dispatcher's session", notFound)
+	}
+	return nil
 }
 
 // patchableFields are the only fields PATCH may change; the rest are

@@ -23,7 +23,7 @@ func (s *Server) simulate(c echo.Context) error {
 		return err
 	}
 	if b.Assess && !callerOf(c).has(User) {
-		return fail(http.StatusForbidden, "forbidden", "only a user or admin may have a simulation call the LLM")
+		return s.forbid(c, "simulate with assess", "only a user or admin may have a simulation call the LLM")
 	}
 	if b.SessionID == "" {
 		b.SessionID = "simulation"

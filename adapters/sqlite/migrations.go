@@ -77,6 +77,20 @@ CREATE TABLE access_events (
 	3: `
 ALTER TABLE sessions ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 `,
+	// Times were RFC 3339 with trailing fraction zeros dropped, which do
+	// not compare as text in time order; rewrite them with nine digits.
+	4: fixedWidthTimes("decisions", "time") + fixedWidthTimes("decisions", "answered_at") +
+		fixedWidthTimes("sessions", "created_at") + fixedWidthTimes("sessions", "updated_at") +
+		fixedWidthTimes("grants", "created_at") + fixedWidthTimes("access_events", "time") +
+		"CREATE INDEX IF NOT EXISTS decisions_time ON decisions(time);\n",
+}
+
+// fixedWidthTimes rewrites a column of UTC times "YYYY-MM-DDTHH:MM:SS[.f]Z"
+// to nine fraction digits; values already in that form stay as they are.
+func fixedWidthTimes(table, column string) string {
+	frac := "CASE WHEN substr(" + column + ", 20, 1) = '.' THEN substr(" + column + ", 21, length(" + column + ") - 21) ELSE '' END"
+	return "UPDATE " + table + " SET " + column + " = substr(" + column + ", 1, 19) || '.' || substr(" + frac + " || '000000000', 1, 9) || 'Z'" +
+		" WHERE " + column + " LIKE '____-__-__T__:__:__%Z';\n"
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

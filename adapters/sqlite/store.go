@@ -125,7 +125,10 @@ func (s *Store) Writable(ctx context.Context) error {
 	return tx.Rollback()
 }
 
-const timeFormat = time.RFC3339Nano
+// timeFormat is fixed-width (always nine fraction digits, always UTC), so
+// stored times compare as text in time order: RFC3339Nano drops trailing
+// zeros, and "…:15.3Z" sorted before "…:15Z".
+const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
 

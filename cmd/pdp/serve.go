@@ -77,6 +77,10 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 	if err != nil {
 		return err
 	}
+	proxies, err := httpapi.ParseTrustedProxies(cfg.Server.TrustedProxies)
+	if err != nil {
+		return fmt.Errorf("config server.trusted_proxies: %w", err)
+	}
 	if len(tokens) == 0 {
 		if !httpapi.IsLoopback(cfg.Server.Addr) {
 			return fmt.Errorf("refusing to listen on %s without access control: configure auth.tokens, or listen on loopback", cfg.Server.Addr)
@@ -113,6 +117,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		Logger:      logger,
 		Observer:    m,
 		EvalTimeout: cfg.Policy.EvalTimeout,
+		MemoBytes:   cfg.Policy.MemoBytes,
 	})
 	watcher := policysource.NewWatcher(src, engine, policysource.WatchOptions{Poll: cfg.Policy.PollInterval, Observer: m, Logger: logger})
 	if _, err := watcher.Reload(ctx); err != nil {
@@ -128,7 +133,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		Engine: engine, Store: store,
 		DefaultLevel: level, DefaultMode: mode,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxWait: cfg.Server.MaxWait,
-		Logger: logger, Tokens: tokens, Observer: m,
+		Logger: logger, Tokens: tokens, Observer: m, TrustedProxies: proxies,
 		PolicyStatus: func() any { return watcher.Status() },
 		Metrics:      onMainListener(cfg.Metrics.Addr, m.Handler()),
 	})
@@ -137,7 +142,8 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		if err != nil {
 			return fmt.Errorf("listening for metrics on %s: %w", cfg.Metrics.Addr, err)
 		}
-		msrv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		msrv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: headerTimeout(cfg.Server.ReadTimeout),
+			ReadTimeout: cfg.Server.ReadTimeout, IdleTimeout: cfg.Server.IdleTimeout}
 		go func() { _ = msrv.Serve(mln) }()
 		defer msrv.Close()
 		logger.Info("serving metrics", "addr", "http://"+mln.Addr().String()+"/metrics")
@@ -146,7 +152,10 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Server.Addr, err)
 	}
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	// ReadTimeout covers reading a request, body included; no write
+	// timeout, so an answer held for ?wait= is not cut.
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: headerTimeout(cfg.Server.ReadTimeout),
+		ReadTimeout: cfg.Server.ReadTimeout, IdleTimeout: cfg.Server.IdleTimeout}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	st := watcher.Status()
@@ -190,4 +199,13 @@ func onMainListener(metricsAddr string, h http.Handler) http.Handler {
 		return nil
 	}
 	return h
+}
+
+// headerTimeout bounds reading a request's headers: 10s, or the read
+// timeout when that is shorter.
+func headerTimeout(read time.Duration) time.Duration {
+	if read > 0 && read < 10*time.Second {
+		return read
+	}
+	return 10 * time.Second
 }

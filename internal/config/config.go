@@ -73,6 +73,15 @@ type Server struct {
 	MaxBodyBytes    int64         `yaml:"max_body_bytes"`
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 	MaxWait         time.Duration `yaml:"max_wait"`
+	// ReadTimeout bounds reading one request, headers and body; a client
+	// trickling its body is cut when it ends. It does not cover the
+	// answer, so a ?wait= long poll still runs to max_wait.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// IdleTimeout closes a kept-alive connection with no request for this long.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// TrustedProxies are the peers (CIDRs or addresses) whose
+	// X-Forwarded-For names the real remote; none: the socket's peer.
+	TrustedProxies []string `yaml:"trusted_proxies"`
 }
 
 // DB is the SQLite file of sessions, grants and the audit trail.
@@ -90,7 +99,9 @@ type Policy struct {
 	// EvalTimeout bounds one evaluation; past it the decision is deny.
 	EvalTimeout    time.Duration `yaml:"eval_timeout"`
 	MaxBundleBytes int64         `yaml:"max_bundle_bytes"`
-	Verification   Verification  `yaml:"verification"`
+	// MemoBytes bounds the memory of the memo of policy answers.
+	MemoBytes    int64        `yaml:"memo_bytes"`
+	Verification Verification `yaml:"verification"`
 }
 
 // Verification configures bundle signature verification; off without a key.
@@ -123,10 +134,12 @@ type Log struct {
 // shipped says the same.
 func Default() Config {
 	return Config{
-		Server: Server{Addr: "127.0.0.1:8181", MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second, MaxWait: 60 * time.Second},
-		DB:     DB{Path: "pdp.db"},
-		Policy: Policy{PollInterval: 5 * time.Second, EvalTimeout: time.Second, MaxBundleBytes: 16 << 20, Verification: Verification{KeyID: "default", Algorithm: "RS256"}},
-		Paths:  Paths{FollowSymlinks: true},
+		Server: Server{Addr: "127.0.0.1:8181", MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second, MaxWait: 60 * time.Second,
+			ReadTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, TrustedProxies: []string{}},
+		DB: DB{Path: "pdp.db"},
+		Policy: Policy{PollInterval: 5 * time.Second, EvalTimeout: time.Second, MaxBundleBytes: 16 << 20, MemoBytes: 64 << 20,
+			Verification: Verification{KeyID: "default", Algorithm: "RS256"}},
+		Paths: Paths{FollowSymlinks: true},
 		Sessions: Sessions{
 			PermissionLevel: "READ_ONLY",
 			Mode:            "on-demand",

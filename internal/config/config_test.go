@@ -50,3 +50,23 @@ func TestBadInputIsAnError(t *testing.T) {
 		t.Error("an unknown key was accepted")
 	}
 }
+
+func TestTrustedProxiesAndTimeoutsFromTheEnvironment(t *testing.T) {
+	cfg, err := Load("missing.yaml", false, []string{
+		"PDP_SERVER_TRUSTED_PROXIES=10.0.0.0/8, 192.0.2.7",
+		"PDP_SERVER_READ_TIMEOUT=5s",
+		"PDP_SERVER_IDLE_TIMEOUT=1m",
+		"PDP_POLICY_MEMO_BYTES=1048576",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg.Server.TrustedProxies, []string{"10.0.0.0/8", "192.0.2.7"}) || cfg.Server.ReadTimeout != 5*time.Second ||
+		cfg.Server.IdleTimeout != time.Minute || cfg.Policy.MemoBytes != 1<<20 {
+		t.Fatalf("overrides not applied: %+v %+v", cfg.Server, cfg.Policy)
+	}
+	def := Default()
+	if def.Server.ReadTimeout != 30*time.Second || def.Policy.MemoBytes != 64<<20 || len(def.Server.TrustedProxies) != 0 {
+		t.Fatalf("defaults: %+v %+v", def.Server, def.Policy)
+	}
+}
