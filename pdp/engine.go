@@ -183,7 +183,7 @@ func (e *Engine) Input(call Call) (map[string]any, error) {
 		return nil, err
 	}
 	pl := &pipeline{e: e, call: call}
-	pl.parseCommand()
+	pl.parseCommand(context.Background())
 	return pl.input(withDefaults(call.Session))
 }
 

@@ -27,7 +27,7 @@ type pipeline struct {
 
 func (e *Engine) evaluate(ctx context.Context, p *Policy, call Call) (Decision, error) {
 	pl := &pipeline{e: e, p: p, call: call}
-	pl.parseCommand()
+	pl.parseCommand(ctx)
 	out, err := pl.run(ctx, withDefaults(call.Session), call.Explain)
 	if err != nil {
 		return Decision{}, err
@@ -36,12 +36,13 @@ func (e *Engine) evaluate(ctx context.Context, p *Policy, call Call) (Decision, 
 }
 
 // parseCommand turns args.command (or args.argv, when there is no
-// command string) into shell facts.
-func (pl *pipeline) parseCommand() {
+// command string) into shell facts. A command over the shell limits, or
+// whose request ends while it is parsed, is not parsed: never grantable.
+func (pl *pipeline) parseCommand(ctx context.Context) {
 	args := pl.call.Request.Args
 	if cmd, ok := args["command"].(string); ok {
 		pl.command = cmd
-		pl.shell = shellInput(shell.Parse(cmd))
+		pl.shell = shellInput(shell.Parse(ctx, cmd))
 		return
 	}
 	if raw, ok := args["argv"]; ok && raw != nil {

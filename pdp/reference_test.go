@@ -1,6 +1,7 @@
 package pdp_test
 
 import (
+	"context"
 	"path"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func (r reference) fingerprint(capability string, args map[string]any) string {
 	if capability != "shell.exec" || !ok {
 		return ""
 	}
-	f := shell.Parse(cmd)
+	f := shell.Parse(context.Background(), cmd)
 	if !f.Parsed || len(f.Commands) != 1 || len(f.Operators)+len(f.Compound)+f.Redirections+f.Substitutions+f.Assignments > 0 {
 		return ""
 	}

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"context"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -19,8 +20,12 @@ type Command struct {
 // Facts are what the policy needs to know of a command string.
 type Facts struct {
 	Parsed bool
-	// Error is the parse error, when Parsed is false.
+	// Error is the parse error, or the limit the command is over, when
+	// Parsed is false.
 	Error string
+	// Limit names the limit (LimitBytes, LimitDepth, …) the command is
+	// over, when that is why it was not parsed.
+	Limit string
 	// Commands are all simple commands, including those inside
 	// substitutions, subshells and compound commands.
 	Commands []Command
@@ -39,24 +44,69 @@ type Facts struct {
 	// Assignments counts VAR=x prefixes and bare assignments.
 	Assignments int
 
-	depth int // how deep in sh -c / eval bodies this text is
+	depth  int     // how deep in sh -c / eval bodies this text is
+	nest   int     // nesting levels of the text this one is a body of
+	budget *budget // the work left for the whole command
+	failed *overLimit
 }
 
 // maxBodyDepth bounds how deep sh -c and eval bodies are parsed.
 const maxBodyDepth = 4
 
-// Parse parses a command string as bash. A parse error is a fact, not an
-// error: the policy treats an unparsable command as not grantable.
-func Parse(command string) Facts {
-	return parse(command, 0)
+// Parse parses a command string as bash within DefaultLimits. A parse
+// error or a command over a limit is a fact, not an error: the policy
+// treats a command that is not parsed as not grantable.
+func Parse(ctx context.Context, command string) Facts {
+	return DefaultLimits.Parse(ctx, command)
 }
 
-func parse(command string, depth int) Facts {
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+// Parse parses a command string as bash within the limits; parsing stops
+// when ctx ends.
+func (l Limits) Parse(ctx context.Context, command string) Facts {
+	f := parse(newBudget(ctx, l.withDefaults()), command, 0, 0)
+	if f.failed != nil {
+		return Facts{Error: f.failed.reason, Limit: f.failed.limit}
+	}
+	return f
+}
+
+// parseTree checks the text against the budget, parses it and measures
+// the tree, so that nothing over a limit reaches a walk that recurses.
+func (b *budget) parseTree(command string, nest int) (*syntax.File, *overLimit, error) {
+	if err := b.cancelled(); err != nil {
+		return nil, err, nil
+	}
+	if err := b.spendBytes(len(command)); err != nil {
+		return nil, err, nil
+	}
+	if err := checkControl(command); err != nil {
+		return nil, err, nil
+	}
+	if err := checkNesting(command, 2*(b.lim.MaxDepth-nest)); err != nil {
+		return nil, err, nil
+	}
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(ctxReader{b.ctx, strings.NewReader(command)}, "")
+	if err != nil {
+		if lim := b.cancelled(); lim != nil {
+			return nil, lim, nil
+		}
+		return nil, nil, err
+	}
+	if err := b.measure(file, nest); err != nil {
+		return nil, err, nil
+	}
+	return file, nil, nil
+}
+
+func parse(b *budget, command string, depth, nest int) Facts {
+	file, lim, err := b.parseTree(command, nest)
+	if lim != nil {
+		return Facts{Error: lim.reason, Limit: lim.limit, failed: lim}
+	}
 	if err != nil {
 		return Facts{Error: err.Error()}
 	}
-	f := Facts{Parsed: true, depth: depth}
+	f := Facts{Parsed: true, depth: depth, nest: nest, budget: b}
 	for i, stmt := range file.Stmts {
 		if i > 0 {
 			f.Operators = append(f.Operators, ";")
@@ -65,6 +115,19 @@ func parse(command string, depth int) Facts {
 	}
 	syntax.Walk(file, f.countWordParts)
 	return f
+}
+
+// ctxReader ends the parse when the request's context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   *strings.Reader
+}
+
+func (r ctxReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.r.Read(p)
 }
 
 // FromArgv gives the facts of an argv that runs without a shell: one
@@ -174,37 +237,36 @@ var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true
 // bodyCommands returns the commands of the command strings a call runs
 // itself: `sh -c BODY` (also after wrappers: `sudo bash -lc BODY`) and
 // `eval ARGS`. A body that is not literal is one unknown command, which
-// is never literal.
+// is never literal. Each body is parsed once however many words lead to
+// it, against the budget of the whole command.
 func (f *Facts) bodyCommands(cmd Command) []Command {
+	if f.failed != nil {
+		return nil
+	}
 	var bodies []string
 	var unknown bool
+	if len(cmd.Argv) > 0 && cmd.Literal[0] && programName(cmd.Argv[0]) == "eval" {
+		if !allLiteral(cmd.Literal[1:]) {
+			unknown = true
+		} else {
+			bodies = append(bodies, strings.Join(cmd.Argv[1:], " "))
+		}
+	}
+	next := bodyAfter(cmd.Argv)
+	seen := make(map[int]bool)
 	for i, word := range cmd.Argv {
-		if !cmd.Literal[i] {
+		if !cmd.Literal[i] || !shells[programName(word)] {
 			continue
 		}
-		switch name := word[strings.LastIndexByte(word, '/')+1:]; {
-		case name == "eval" && i == 0:
-			if !allLiteral(cmd.Literal[1:]) {
-				unknown = true
-			} else {
-				bodies = append(bodies, strings.Join(cmd.Argv[1:], " "))
-			}
-		case shells[name]:
-			for j := i + 1; j < len(cmd.Argv); j++ {
-				opt := cmd.Argv[j]
-				if !strings.HasPrefix(opt, "-") || opt == "-" || opt == "--" {
-					break
-				}
-				if strings.HasPrefix(opt, "--") || !strings.Contains(opt, "c") || j+1 >= len(cmd.Argv) {
-					continue
-				}
-				if cmd.Literal[j+1] {
-					bodies = append(bodies, cmd.Argv[j+1])
-				} else {
-					unknown = true
-				}
-				break
-			}
+		j := next[i+1]
+		if j < 0 || seen[j] {
+			continue
+		}
+		seen[j] = true
+		if cmd.Literal[j] {
+			bodies = append(bodies, cmd.Argv[j])
+		} else {
+			unknown = true
 		}
 	}
 	var out []Command
@@ -215,7 +277,15 @@ func (f *Facts) bodyCommands(cmd Command) []Command {
 		return out
 	}
 	for _, body := range bodies {
-		inner := parse(body, f.depth+1)
+		if err := f.budget.spendBody(); err != nil {
+			f.failed = err
+			return nil
+		}
+		inner := parse(f.budget, body, f.depth+1, f.nest+1)
+		if inner.failed != nil {
+			f.failed = inner.failed
+			return nil
+		}
 		if !inner.Parsed {
 			out = append(out, Command{Argv: []string{"<unparsable command string>"}, Literal: []bool{false}})
 			continue
@@ -223,6 +293,32 @@ func (f *Facts) bodyCommands(cmd Command) []Command {
 		out = append(out, inner.Commands...)
 	}
 	return out
+}
+
+// bodyAfter gives, for each position j, the index of the body a shell's
+// option scan starting at argv[j] finds (the word after the first option
+// with a c in it, as in -c or -lc), or -1: one pass from the end, so
+// that a shell word anywhere costs a lookup, not a scan.
+func bodyAfter(argv []string) []int {
+	next := make([]int, len(argv)+1)
+	next[len(argv)] = -1
+	for j := len(argv) - 1; j >= 0; j-- {
+		opt := argv[j]
+		switch {
+		case !strings.HasPrefix(opt, "-") || opt == "-" || opt == "--":
+			next[j] = -1 // options end here
+		case strings.HasPrefix(opt, "--") || !strings.Contains(opt, "c") || j+1 >= len(argv):
+			next[j] = next[j+1]
+		default:
+			next[j] = j + 1
+		}
+	}
+	return next
+}
+
+// programName is the last path element of a word.
+func programName(word string) string {
+	return word[strings.LastIndexByte(word, '/')+1:]
 }
 
 func allLiteral(list []bool) bool {
@@ -252,9 +348,12 @@ func (f *Facts) countWordParts(node syntax.Node) bool {
 // operators twice: the substitution alone already makes the call
 // ungrantable.
 func (f *Facts) nested(list []*syntax.Stmt) {
-	inner := Facts{depth: f.depth}
+	inner := Facts{depth: f.depth, nest: f.nest, budget: f.budget}
 	inner.stmts(list)
 	f.Commands = append(f.Commands, inner.Commands...)
+	if inner.failed != nil && f.failed == nil {
+		f.failed = inner.failed
+	}
 }
 
 func callCommand(words []*syntax.Word) Command {
@@ -288,9 +387,13 @@ func isDescriptorDup(r *syntax.Redirect) bool {
 
 // Canonical returns the command as the shell sees it: parsed and printed
 // again, so comments (a favourite place for text addressed to a model)
-// are gone. It fails when the command does not parse.
+// are gone. It fails when the command does not parse or is over
+// DefaultLimits.
 func Canonical(command string) (string, error) {
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	file, lim, err := newBudget(context.Background(), DefaultLimits).parseTree(command, 0)
+	if lim != nil {
+		return "", lim
+	}
 	if err != nil {
 		return "", err
 	}

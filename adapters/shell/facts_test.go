@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"context"
 	"reflect"
 	"testing"
 )
@@ -105,7 +106,7 @@ func TestParseFacts(t *testing.T) {
 		}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { tc.check(t, Parse(tc.cmd)) })
+		t.Run(tc.name, func(t *testing.T) { tc.check(t, Parse(context.Background(), tc.cmd)) })
 	}
 }
 
@@ -137,7 +138,7 @@ func TestBodiesOfShellsAndEval(t *testing.T) {
 	}
 	for cmd, want := range cases {
 		t.Run(cmd, func(t *testing.T) {
-			if got := programs(Parse(cmd)); !reflect.DeepEqual(got, want) {
+			if got := programs(Parse(context.Background(), cmd)); !reflect.DeepEqual(got, want) {
 				t.Fatalf("programs %q, want %q", got, want)
 			}
 		})

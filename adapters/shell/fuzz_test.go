@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"context"
 	"testing"
 )
 
@@ -19,7 +20,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, cmd string) {
-		facts := Parse(cmd)
+		facts := Parse(context.Background(), cmd)
 		if !facts.Parsed && (len(facts.Commands) > 0 || facts.Error == "") {
 			t.Fatalf("unparsed facts with commands or without an error: %+v", facts)
 		}
