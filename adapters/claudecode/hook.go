@@ -97,6 +97,22 @@ func (ev Event) Args() map[string]any {
 	return out
 }
 
+// fileFreeTools are Claude Code tools that name no file and run nothing
+// themselves: a sub-agent's (Task) own calls come through the hook one by
+// one. Every other tool, including any not listed (MCP tools, tools
+// Claude Code adds later), may touch files.
+var fileFreeTools = map[string]bool{
+	"AskUserQuestion": true,
+	"ExitPlanMode":    true,
+	"Task":            true,
+	"TodoWrite":       true,
+	"WebSearch":       true,
+}
+
+// FileFree reports whether the call's tool is known to touch no file, so
+// it has nothing a workspace would confine.
+func (ev Event) FileFree() bool { return fileFreeTools[ev.ToolName] }
+
 // Level maps Claude Code's permission mode to a permission level for
 // decisions made without a server (--local). A server keeps each
 // session's level itself and ignores the mode.

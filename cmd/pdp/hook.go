@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,17 +34,15 @@ type hookFlags struct {
 	timeout, wait                         time.Duration
 }
 
-// workspace is the project root the calls of a Claude Code session must
-// stay in: --workspace, else $CLAUDE_PROJECT_DIR (set for hooks), else
-// the event's cwd. The cwd alone would follow the model's `cd /`.
-func (f hookFlags) workspace(ev claudecode.Event) string {
+// project is the root the calls of a Claude Code session must stay in:
+// --workspace, else $CLAUDE_PROJECT_DIR (Claude Code sets it for hooks),
+// else "" (not known). A later event's cwd never is: it follows the
+// model's `cd /`.
+func (f hookFlags) project() string {
 	if f.workspaceDir != "" {
 		return f.workspaceDir
 	}
-	if dir := os.Getenv("CLAUDE_PROJECT_DIR"); dir != "" {
-		return dir
-	}
-	return ev.Cwd
+	return os.Getenv("CLAUDE_PROJECT_DIR")
 }
 
 func claudeCodeHookCommand() *cobra.Command {
@@ -55,11 +56,16 @@ server at --url, or in-process with --local) and prints the hook's answer:
   {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow|deny|ask","permissionDecisionReason":"…"}}
 
 It always exits 0: if the PDP cannot be reached, is slower than --timeout
-or answers garbage, the answer is deny (a failing hook would let the tool
-run). Sub-agent calls (agent_id) are decided in a child session of the
-main session. With --wait, an ask is held at the PDP until a person
-answers it in the PDP's inbox (then allow or deny), falling back to
-Claude Code's own prompt when the wait ends.
+or answers garbage or an incomplete decision, the answer is deny (a
+failing hook would let the tool run). Sub-agent calls (agent_id) are
+decided in a child session of the main session. With --wait, an ask is
+held at the PDP until a person answers it in the PDP's inbox (then allow
+or deny), falling back to Claude Code's own prompt when the wait ends.
+
+The workspace is --workspace, else $CLAUDE_PROJECT_DIR. Against a server
+without either, the session's first cwd becomes it. With --local there is
+no session to remember a first cwd, so without either every call of a
+tool that may touch files is denied.
 
 Install it for every tool in .claude/settings.json:
 
@@ -76,7 +82,7 @@ Install it for every tool in .claude/settings.json:
 	cmd.Flags().StringVar(&f.policies, "policies", "", "with --local: policy directory, bundle or URL (default: config's policy.path)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 5*time.Second, "give up (deny) after this long")
 	cmd.Flags().DurationVar(&f.wait, "wait", 0, "hold an ask this long for a person's answer at the PDP")
-	cmd.Flags().StringVar(&f.workspaceDir, "workspace", "", "the project root calls must stay in (default $CLAUDE_PROJECT_DIR, else the event's cwd)")
+	cmd.Flags().StringVar(&f.workspaceDir, "workspace", "", "the project root calls must stay in (default $CLAUDE_PROJECT_DIR; without either, --local denies file calls and a server keeps the session's first cwd)")
 	return cmd
 }
 
@@ -113,13 +119,18 @@ func runClaudeCodeHook(cmd *cobra.Command, f hookFlags) claudecode.Output {
 func hookServer(ctx context.Context, f hookFlags, ev claudecode.Event) (string, string, error) {
 	// No client-side timeout: the contexts bound every call, and a --wait
 	// may hold a request longer than any fixed timeout.
-	c := client.New(f.url, client.WithToken(os.Getenv(f.tokenEnv)), client.WithRetries(1, 50*time.Millisecond), client.WithHTTPClient(&http.Client{}))
+	httpClient := &http.Client{Transport: completeDecisions{http.DefaultTransport}}
+	c := client.New(f.url, client.WithToken(os.Getenv(f.tokenEnv)), client.WithRetries(1, 50*time.Millisecond), client.WithHTTPClient(httpClient))
 	// The main session is created with the project as its workspace when
 	// the project is known (otherwise the first cwd becomes it), and a
 	// sub-agent's session as its child.
+	workspace := f.project()
+	if workspace == "" {
+		workspace = ev.Cwd
+	}
 	var sessions []client.Session
-	if child := ev.ChildSession(); child != "" || f.workspace(ev) != ev.Cwd {
-		sessions = append(sessions, client.Session{ID: ev.MainSession(), Workspace: f.workspace(ev), ExecutionMode: "LOCAL"})
+	if child := ev.ChildSession(); child != "" || workspace != ev.Cwd {
+		sessions = append(sessions, client.Session{ID: ev.MainSession(), Workspace: workspace, ExecutionMode: "LOCAL"})
 		if child != "" {
 			sessions = append(sessions, client.Session{ID: child, ParentSessionID: ev.MainSession()})
 		}
@@ -139,7 +150,7 @@ func hookServer(ctx context.Context, f hookFlags, ev claudecode.Event) (string, 
 	waitCtx, cancel := context.WithTimeout(context.Background(), f.wait+5*time.Second)
 	defer cancel()
 	answered, err := c.Decision(waitCtx, d.DecisionID, f.wait)
-	if err != nil || answered.Answer == nil {
+	if err != nil || answered.DecisionID != d.DecisionID || answered.Answer == nil {
 		return client.Ask, hookReason(d.Reason, d.Rule, d.DecisionID), nil
 	}
 	switch answered.Answer.Answer {
@@ -150,6 +161,15 @@ func hookServer(ctx context.Context, f hookFlags, ev claudecode.Event) (string, 
 }
 
 func hookLocal(ctx context.Context, cmd *cobra.Command, f hookFlags, ev claudecode.Event) (string, string, error) {
+	workspace := f.project()
+	if workspace == "" {
+		if !ev.FileFree() {
+			return client.Deny, fmt.Sprintf("toolperm: no workspace is set, so %s (a tool that may touch files) is denied: "+
+				"pass --workspace <project dir> to `pdp hook claude-code --local` or set CLAUDE_PROJECT_DIR "+
+				"(the event's cwd %q is not a workspace: it follows the model's cd)", ev.ToolName, ev.Cwd), nil
+		}
+		workspace = ev.Cwd // nothing to confine
+	}
 	cfg, err := loadConfig(cmd)
 	if err != nil {
 		return "", "", err
@@ -170,7 +190,7 @@ func hookLocal(ctx context.Context, cmd *cobra.Command, f hookFlags, ev claudeco
 		ID:              ev.MainSession(),
 		PermissionLevel: pdp.Level(ev.Level(cfg.Sessions.PermissionLevel)),
 		Mode:            pdp.Mode(cfg.Sessions.Mode),
-		Workspace:       f.workspace(ev),
+		Workspace:       workspace,
 	}
 	if child := ev.ChildSession(); child != "" {
 		session = &pdp.Session{ID: child, PermissionLevel: session.PermissionLevel, Mode: session.Mode, Workspace: session.Workspace, Parent: session}
@@ -184,4 +204,36 @@ func hookLocal(ctx context.Context, cmd *cobra.Command, f hookFlags, ev claudeco
 
 func hookReason(reason, rule, id string) string {
 	return fmt.Sprintf("toolperm: %s (rule %s, decision %s)", reason, rule, id)
+}
+
+// completeDecisions hands the client only complete answers of POST
+// /v1/decide. The client's typed decode would fill a missing field with
+// its zero value (a bare {"decision":"allow"} would read as an allow), so
+// the bytes are checked first and replaced by exactly what was checked;
+// any other answer is an error, and so a deny.
+type completeDecisions struct{ next http.RoundTripper }
+
+// RoundTrip checks the answer of a decide request.
+func (t completeDecisions) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || req.Method != http.MethodPost || !strings.HasSuffix(req.URL.Path, "/v1/decide") || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading the PDP's answer: %w", err)
+	}
+	d, err := claudecode.ParseDecision(raw)
+	if err != nil {
+		return nil, err
+	}
+	checked, err := json.Marshal(d)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the PDP's answer: %w", err)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(checked))
+	resp.ContentLength = int64(len(checked))
+	resp.Header.Del("Content-Length")
+	return resp, nil
 }

@@ -119,6 +119,7 @@ func TestClaudeCodeHookLocal(t *testing.T) {
 		want[k] = v
 	}
 	want["write_accept_edits.json"] = "allow" // --local maps acceptEdits to READ_WRITE
+	t.Setenv("CLAUDE_PROJECT_DIR", "/home/dev/proj")
 	for name, w := range want {
 		t.Run(name, func(t *testing.T) {
 			got := runHook(t, payload(t, name), "--local").HookSpecificOutput
@@ -154,7 +155,7 @@ func TestClaudeCodeHookFailsClosed(t *testing.T) {
 		"odd decision":        {payload(t, "read_inside.json"), []string{"--url", allowLooking.URL}},
 		"not JSON":            {"{", []string{"--local"}},
 		"another event":       {strings.Replace(payload(t, "read_inside.json"), "PreToolUse", "PostToolUse", 1), []string{"--local"}},
-		"broken local policy": {payload(t, "read_inside.json"), []string{"--local", "--policies", t.TempDir()}},
+		"broken local policy": {payload(t, "read_inside.json"), []string{"--local", "--workspace", "/home/dev/proj", "--policies", t.TempDir()}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -192,7 +193,8 @@ func TestClaudeCodeHookWaitsForAPerson(t *testing.T) {
 func TestClaudeCodeHookAnswersOnlyKnownApprovals(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == "POST" {
-			_, _ = w.Write([]byte(`{"decision_id":"d1","decision":"ask","source":"level","rule":"shell.exec","reason":"asks"}`))
+			_, _ = w.Write([]byte(`{"decision_id":"d1","decision":"ask","need_approval":true,"source":"level","rule":"shell.exec","reason":"asks",` +
+				`"capability":"shell.exec","fingerprint":"git status","grantable":true,"danger":null,"revision":"r1"}`))
 			return
 		}
 		_, _ = w.Write([]byte(`{"decision_id":"d1","decision":"ask","answer":{"answer":"sure, why not","channel":"x"}}`))
@@ -214,5 +216,159 @@ func TestClaudeCodeHookLocalWorkspaceIsTheProject(t *testing.T) {
 	}
 	if got := runHook(t, event, "--local", "--workspace", "/").HookSpecificOutput; got.PermissionDecision != "allow" {
 		t.Fatalf("with --workspace / the write is %s", got.PermissionDecision)
+	}
+}
+
+// hookEvent is a PreToolUse event of the main agent.
+func hookEvent(t *testing.T, tool, cwd string, input map[string]any) string {
+	t.Helper()
+	raw, err := json.Marshal(map[string]any{
+		"session_id": "5e2b7c1a-0d4f-4a8e-b6c3-9f1e2d3c4b5a", "hook_event_name": "PreToolUse",
+		"permission_mode": "default", "cwd": cwd, "tool_name": tool, "tool_input": input,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+func TestClaudeCodeHookLocalWithoutAWorkspace(t *testing.T) {
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
+	cases := map[string]struct {
+		stdin string
+		args  []string
+		want  string
+		// why is a piece of the reason: the workspace refusal names the
+		// flag and the variable that set one.
+		why []string
+	}{
+		"Read /etc/passwd from cwd /":     {hookEvent(t, "Read", "/", map[string]any{"file_path": "/etc/passwd"}), nil, "deny", []string{"--workspace", "CLAUDE_PROJECT_DIR"}},
+		"Read a relative path from cwd /": {hookEvent(t, "Read", "/", map[string]any{"file_path": "etc/shadow"}), nil, "deny", []string{"--workspace", "CLAUDE_PROJECT_DIR"}},
+		"Grep with no path, from cwd /":   {hookEvent(t, "Grep", "/", map[string]any{"pattern": "root"}), nil, "deny", []string{"--workspace"}},
+		"Bash from cwd /":                 {hookEvent(t, "Bash", "/", map[string]any{"command": "cat etc/shadow"}), nil, "deny", []string{"--workspace"}},
+		"an MCP tool":                     {hookEvent(t, "mcp__fs__read", "/", map[string]any{"uri": "file:///etc/shadow"}), nil, "deny", []string{"--workspace"}},
+		"a tool no one knows":             {hookEvent(t, "Frobnicate", "/", map[string]any{}), nil, "deny", []string{"--workspace"}},
+		"a read inside the cwd":           {payload(t, "read_inside.json"), nil, "deny", []string{"CLAUDE_PROJECT_DIR"}},
+		"a sub-agent's read":              {payload(t, "subagent_read.json"), nil, "deny", []string{"CLAUDE_PROJECT_DIR"}},
+		// Tools that name no file are still decided by the policy.
+		"TodoWrite from cwd /": {hookEvent(t, "TodoWrite", "/", map[string]any{"todos": []any{map[string]any{"content": "/etc/passwd", "status": "pending"}}}), nil, "allow", []string{"plan.update"}},
+		"Task from cwd /":      {hookEvent(t, "Task", "/", map[string]any{"prompt": "read /etc/passwd", "description": "x"}), nil, "allow", []string{"task.spawn"}},
+		// With a workspace the calls are judged against it, not the cwd.
+		"--workspace, Read /etc/passwd from cwd /": {hookEvent(t, "Read", "/", map[string]any{"file_path": "/etc/passwd"}), []string{"--workspace", "/home/dev/proj"}, "deny", []string{"OUTSIDE_WORKSPACE"}},
+		"--workspace, a relative path from cwd /":  {hookEvent(t, "Read", "/", map[string]any{"file_path": "etc/passwd"}), []string{"--workspace", "/home/dev/proj"}, "deny", []string{"OUTSIDE_WORKSPACE"}},
+		"--workspace, a read inside":               {payload(t, "read_inside.json"), []string{"--workspace", "/home/dev/proj"}, "allow", []string{"fs.read"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := runHook(t, tc.stdin, append([]string{"--local"}, tc.args...)...).HookSpecificOutput
+			if got.PermissionDecision != tc.want {
+				t.Fatalf("%s (%s), want %s", got.PermissionDecision, got.PermissionDecisionReason, tc.want)
+			}
+			for _, w := range tc.why {
+				if !strings.Contains(got.PermissionDecisionReason, w) {
+					t.Fatalf("the reason %q does not say %q", got.PermissionDecisionReason, w)
+				}
+			}
+		})
+	}
+	t.Run("CLAUDE_PROJECT_DIR sets it", func(t *testing.T) {
+		t.Setenv("CLAUDE_PROJECT_DIR", "/home/dev/proj")
+		if got := runHook(t, payload(t, "read_inside.json"), "--local").HookSpecificOutput; got.PermissionDecision != "allow" {
+			t.Fatalf("%+v", got)
+		}
+		if got := runHook(t, hookEvent(t, "Read", "/", map[string]any{"file_path": "/etc/passwd"}), "--local").HookSpecificOutput; got.PermissionDecision != "deny" || !strings.Contains(got.PermissionDecisionReason, "OUTSIDE_WORKSPACE") {
+			t.Fatalf("%+v", got)
+		}
+	})
+}
+
+// A server keeps the session's first cwd as its workspace: a later cwd of
+// / reads nothing outside it.
+func TestClaudeCodeHookServerKeepsTheFirstCwd(t *testing.T) {
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
+	srv, _ := pdpTestServer(t)
+	if got := runHook(t, hookEvent(t, "Read", "/home/dev/proj", map[string]any{"file_path": "/home/dev/proj/go.mod"}), "--url", srv.URL).HookSpecificOutput; got.PermissionDecision != "allow" {
+		t.Fatalf("the first read: %+v", got)
+	}
+	for _, path := range []string{"/etc/passwd", "etc/passwd"} {
+		got := runHook(t, hookEvent(t, "Read", "/", map[string]any{"file_path": path}), "--url", srv.URL).HookSpecificOutput
+		if got.PermissionDecision != "deny" || !strings.Contains(got.PermissionDecisionReason, "OUTSIDE_WORKSPACE") {
+			t.Fatalf("%s from cwd /: %+v", path, got)
+		}
+	}
+}
+
+// completeAnswer is a well-formed answer of POST /v1/decide with changes
+// applied: a nil value removes the field.
+func completeAnswer(t *testing.T, changes map[string]any) string {
+	t.Helper()
+	a := map[string]any{
+		"decision_id": "01JD0000000000000000000000", "decision": "allow", "need_approval": false,
+		"source": "level", "rule": "fs.read", "reason": "Reading is allowed at READ_ONLY.",
+		"capability": "fs.read", "fingerprint": nil, "grantable": false, "danger": nil, "revision": "r1",
+	}
+	for k, v := range changes {
+		if v == nil {
+			delete(a, k)
+		} else {
+			a[k] = v
+		}
+	}
+	raw, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+func TestClaudeCodeHookWantsACompleteDecision(t *testing.T) {
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
+	complete := completeAnswer(t, nil)
+	cases := map[string]struct {
+		body, want string
+	}{
+		"complete allow": {complete, "allow"},
+		"complete ask":   {completeAnswer(t, map[string]any{"decision": "ask", "need_approval": true}), "ask"},
+		"with a danger verdict and a field the API may add later": {
+			completeAnswer(t, map[string]any{"danger": map[string]any{"verdict": "SAFE", "by": "llm"}, "trace": []any{}}), "allow"},
+
+		"a bare allow":                  {`{"decision":"allow"}`, "deny"},
+		"no revision":                   {completeAnswer(t, map[string]any{"revision": nil}), "deny"},
+		"no danger":                     {completeAnswer(t, map[string]any{"danger": nil}), "deny"},
+		"an empty decision_id":          {completeAnswer(t, map[string]any{"decision_id": ""}), "deny"},
+		"grantable as a string":         {completeAnswer(t, map[string]any{"grantable": "false"}), "deny"},
+		"need_approval as a number":     {completeAnswer(t, map[string]any{"need_approval": 0}), "deny"},
+		"capability as a number":        {completeAnswer(t, map[string]any{"capability": 7}), "deny"},
+		"danger as a string":            {completeAnswer(t, map[string]any{"danger": "SAFE"}), "deny"},
+		"danger without its verdict":    {completeAnswer(t, map[string]any{"danger": map[string]any{"by": "llm"}}), "deny"},
+		"an allow that needs approval":  {completeAnswer(t, map[string]any{"need_approval": true}), "deny"},
+		"an ask that needs no approval": {completeAnswer(t, map[string]any{"decision": "ask"}), "deny"},
+		"ALLOW":                         {completeAnswer(t, map[string]any{"decision": "ALLOW"}), "deny"},
+		"garbage after the object":      {complete + ` {"decision":"deny"}`, "deny"},
+		"text after the object":         {complete + "garbage", "deny"},
+		"decision twice":                {strings.Replace(complete, `"decision":"allow"`, `"decision":"deny","decision":"allow"`, 1), "deny"},
+		"a field in another case":       {strings.Replace(complete, `{`, `{"Need_Approval":true,`, 1), "deny"},
+		"an array":                      {`[` + complete + `]`, "deny"},
+		"null":                          {`null`, "deny"},
+		"nothing":                       {``, "deny"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/v1/decide" {
+					http.Error(w, "only decide here", http.StatusNotFound)
+					return
+				}
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			got := runHook(t, payload(t, "read_inside.json"), "--url", srv.URL).HookSpecificOutput
+			if got.PermissionDecision != tc.want {
+				t.Fatalf("%s (%s), want %s", got.PermissionDecision, got.PermissionDecisionReason, tc.want)
+			}
+			if tc.want == "deny" && !strings.Contains(got.PermissionDecisionReason, "not a complete decision") {
+				t.Fatalf("the reason does not say why: %s", got.PermissionDecisionReason)
+			}
+		})
 	}
 }
