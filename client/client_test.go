@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/adapters/httpapi"
+	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/client"
 	"github.com/toolperm/pdp/pdp"
@@ -31,7 +32,7 @@ func realServer(t *testing.T) http.Handler {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	return httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store}), Store: store})
+	return httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store, Workspace: paths.Resolver{}}), Store: store})
 }
 
 // TestWalkThrough runs the README's walk-through through the client.

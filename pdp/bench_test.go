@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
@@ -61,7 +62,7 @@ func benchmarkCalls(b *testing.B, e *pdp.Engine, calls []pdp.Call) {
 func BenchmarkRuleScaling(b *testing.B) {
 	for _, n := range []int{10, 10000} {
 		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
-			e := pdp.New(policyWithRules(b, n), pdp.Components{})
+			e := pdp.New(policyWithRules(b, n), pdp.Components{Workspace: paths.Resolver{}})
 			benchmarkCalls(b, e, standardMix())
 		})
 	}

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
-
-	"github.com/toolperm/pdp/adapters/paths"
 )
 
 // Assessor judges whether a shell command is dangerous. It never fails:
@@ -29,9 +27,10 @@ type AuditLog interface {
 type Components struct {
 	Assessor Assessor
 	Audit    AuditLog
-	Paths    paths.Resolver
-	Logger   *slog.Logger
-	Now      func() time.Time
+	// Workspace resolves a call's paths against the session's workspace.
+	Workspace Workspace
+	Logger    *slog.Logger
+	Now       func() time.Time
 	// Observer is told of every decision and evaluation (metrics); may be nil.
 	Observer Observer
 	// EvalTimeout bounds one evaluation of the policy (default 1s); a
@@ -175,16 +174,20 @@ func denyUnrecorded(d Decision) Decision {
 // Input returns the document the policy judges first for call: the facts
 // of the request and the session, before any verdict or parent decision
 // is fetched. It is what `pdp decide --print-input` prints.
-func (e *Engine) Input(call Call) (map[string]any, error) {
+func (e *Engine) Input(ctx context.Context, call Call) (map[string]any, error) {
 	if err := ValidateRequest(call.Request); err != nil {
 		return nil, err
 	}
 	if err := ValidateSession(call.Session); err != nil {
 		return nil, err
 	}
-	pl := &pipeline{e: e, call: call}
-	pl.parseCommand(context.Background())
-	return pl.input(withDefaults(call.Session))
+	p := e.policy.Load()
+	if p == nil {
+		return nil, errors.New("no policy is active")
+	}
+	pl := &pipeline{e: e, p: p, call: call}
+	pl.parseCommand(ctx)
+	return pl.input(ctx, withDefaults(call.Session))
 }
 
 // Simulate answers a call like Decide, with the trace, but records

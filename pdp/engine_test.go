@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
@@ -23,6 +24,9 @@ func builtinPolicy(t testing.TB) *pdp.Policy {
 
 func newEngine(t testing.TB, c pdp.Components) *pdp.Engine {
 	t.Helper()
+	if c.Workspace == nil {
+		c.Workspace = paths.Resolver{}
+	}
 	return pdp.New(builtinPolicy(t), c)
 }
 

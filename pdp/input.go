@@ -1,9 +1,11 @@
 package pdp
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 
-	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/shell"
 )
 
@@ -30,11 +32,11 @@ func withDefaults(s *Session) *Session {
 
 // input is the document the policy judges for session s: only facts, not
 // raw arguments.
-func (pl *pipeline) input(s *Session) (map[string]any, error) {
+func (pl *pipeline) input(ctx context.Context, s *Session) (map[string]any, error) {
 	req := pl.call.Request
-	verdict, err := pl.e.c.Paths.Check(paths.Call{Tool: req.Tool, Capability: req.Capability, Args: req.Args, Cwd: req.Cwd}, s.Workspace)
+	verdict, err := pl.workspace(ctx, s)
 	if err != nil {
-		return nil, invalid("invalid_args", "%v", err)
+		return nil, err
 	}
 	in := map[string]any{
 		"session":   sessionInput(s),
@@ -53,6 +55,29 @@ func (pl *pipeline) input(s *Session) (map[string]any, error) {
 		in["shell"] = pl.shell
 	}
 	return in, nil
+}
+
+// workspace resolves the call's paths against s's workspace, with the
+// tool's catalogue entry from the policy. No resolver configured confines
+// everything: every path is outside.
+func (pl *pipeline) workspace(ctx context.Context, s *Session) (WorkspaceVerdict, error) {
+	req := pl.call.Request
+	call := WorkspaceCall{Tool: req.Tool, Args: req.Args, Cwd: req.Cwd, Workspace: s.Workspace}
+	if entry, ok := pl.p.catalogue[req.Tool]; ok && req.Tool != "" {
+		call.Entry = &entry
+	}
+	if pl.e.c.Workspace == nil {
+		return WorkspaceVerdict{}, fmt.Errorf("no workspace resolver is configured")
+	}
+	verdict, err := pl.e.c.Workspace.Check(ctx, call)
+	var bad *Error
+	if errors.As(err, &bad) {
+		return verdict, bad
+	}
+	if err != nil {
+		return verdict, fmt.Errorf("resolving paths: %w", err)
+	}
+	return verdict, nil
 }
 
 func sessionInput(s *Session) map[string]any {

@@ -57,7 +57,7 @@ func (pl *pipeline) parseCommand(ctx context.Context) {
 // run evaluates the chain for one session, fetching the facts the policy
 // says it needs and evaluating again until the answer is final.
 func (pl *pipeline) run(ctx context.Context, s *Session, explain bool) (outcome, error) {
-	in, err := pl.input(s)
+	in, err := pl.input(ctx, s)
 	if err != nil {
 		return outcome{}, err
 	}

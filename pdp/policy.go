@@ -16,6 +16,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/open-policy-agent/opa/v1/loader"
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 )
 
@@ -37,6 +38,8 @@ type Policy struct {
 	// explain evaluates EntryPoint, answer AnswerPoint.
 	explain rego.PreparedEvalQuery
 	answer  rego.PreparedEvalQuery
+	// catalogue says which arguments of each tool name files (data.tools).
+	catalogue Catalogue
 	// memo holds this policy's answers per input; it goes with the policy.
 	memo *memo
 }
@@ -122,7 +125,24 @@ func Compile(ctx context.Context, modules map[string]*ast.Module, data map[strin
 	if err != nil {
 		return nil, fmt.Errorf("preparing %s of policy %s: %w", AnswerPoint, source, err)
 	}
-	return &Policy{Revision: revision, Source: source, explain: explain, answer: answer, memo: newMemo(DefaultMemoBytes)}, nil
+	catalogue, err := readCatalogue(ctx, compiler, store)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", source, err)
+	}
+	return &Policy{Revision: revision, Source: source, explain: explain, answer: answer, catalogue: catalogue, memo: newMemo(DefaultMemoBytes)}, nil
+}
+
+// readCatalogue evaluates data.tools once, so a catalogue written as data
+// or as rules is read the same way.
+func readCatalogue(ctx context.Context, compiler *ast.Compiler, store storage.Store) (Catalogue, error) {
+	rs, err := rego.New(rego.Query("data.tools"), rego.Compiler(compiler), rego.Store(store)).Eval(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the tool catalogue: %w", err)
+	}
+	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
+		return Catalogue{}, nil
+	}
+	return DecodeCatalogue(rs[0].Expressions[0].Value)
 }
 
 func isPolicyFile(p string) bool {

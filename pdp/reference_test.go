@@ -2,6 +2,7 @@ package pdp_test
 
 import (
 	"context"
+	"encoding/json"
 	"path"
 	"strings"
 	"testing"
@@ -9,7 +10,25 @@ import (
 	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/pdp"
+	"github.com/toolperm/pdp/policies"
 )
+
+// refCatalogue is the built-in policy's tool catalogue, read once.
+var refCatalogue = func() pdp.Catalogue {
+	raw, err := policies.FS.ReadFile("data.json")
+	if err != nil {
+		panic(err)
+	}
+	var data struct{ Tools any }
+	if err := json.Unmarshal(raw, &data); err != nil {
+		panic(err)
+	}
+	c, err := pdp.DecodeCatalogue(data.Tools)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}()
 
 // reference is the chain of docs/design.md §4 written as plain Go for the
 // benchmarks only: the floor the Rego engine is measured against. It
@@ -93,7 +112,11 @@ func (r reference) decide(req pdp.Request, s *pdp.Session) string {
 			return "deny"
 		}
 	}
-	if v, err := r.resolver.Check(paths.Call{Tool: req.Tool, Args: req.Args, Cwd: req.Cwd}, s.Workspace); err != nil || len(v.Outside) > 0 {
+	call := pdp.WorkspaceCall{Tool: req.Tool, Args: req.Args, Cwd: req.Cwd, Workspace: s.Workspace}
+	if entry, ok := refCatalogue[req.Tool]; ok {
+		call.Entry = &entry
+	}
+	if v, err := r.resolver.Check(context.Background(), call); err != nil || len(v.Outside) > 0 {
 		return "deny"
 	}
 	level := s.PermissionLevel

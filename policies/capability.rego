@@ -2,8 +2,10 @@
 # title: Capabilities
 # description: |
 #   Maps the tool a dispatcher names to the capability the policy judges.
-#   The map lives in data.tools (and data.tool_actions for tools whose
-#   action argument changes what they do); Claude Code's MCP tool names
+#   The map lives in the tool catalogue data.tools (each entry names the
+#   tool's capability and what its arguments hold; the engine reads the
+#   arguments part for the workspace check) and data.tool_actions for
+#   tools whose action argument changes what they do. Claude Code's MCP tool names
 #   (mcp__server__tool) and dotted capability ids used as tool names map
 #   without an entry.
 package toolperm
@@ -16,8 +18,12 @@ dotted_id := `^[a-z0-9_-]+(\.[a-z0-9_-]+)+$`
 # tool_capability is the capability the tool named in the input maps to.
 tool_capability := cap if {
 	cap := data.tool_actions[input.tool][input.action]
+
+	# A stdin write that also carries a command runs that command: it is
+	# judged as the tool's own capability (shell.exec), never as stdin.
+	not input.shell
 } else := cap if {
-	cap := data.tools[input.tool]
+	cap := data.tools[input.tool].capability
 } else := cap if {
 	cap := mcp_capability(input.tool)
 } else := input.tool if {

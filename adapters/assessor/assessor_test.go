@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/adapters/assessor"
+	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
@@ -103,7 +104,7 @@ func newEngine(t *testing.T, a pdp.Assessor) *pdp.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pdp.New(p, pdp.Components{Assessor: a})
+	return pdp.New(p, pdp.Components{Assessor: a, Workspace: paths.Resolver{}})
 }
 
 func smartShell(cmd string) pdp.Call {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/adapters/httpapi"
+	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
@@ -46,7 +47,7 @@ func startServiceWith(t *testing.T, dbPath string, configure func(*httpapi.Confi
 	if err != nil {
 		t.Fatal(err)
 	}
-	components := pdp.Components{Audit: store}
+	components := pdp.Components{Audit: store, Workspace: paths.Resolver{}}
 	cfg := httpapi.Config{Store: store, MaxBodyBytes: 64 << 10, MaxWait: 5 * time.Second}
 	if configure != nil {
 		configure(&cfg, &components)

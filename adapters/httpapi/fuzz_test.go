@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolperm/pdp/adapters/httpapi"
+	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
@@ -41,7 +42,7 @@ func FuzzDecideBody(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { store.Close() })
-	api := httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store}), Store: store, MaxBodyBytes: 64 << 10})
+	api := httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store, Workspace: paths.Resolver{}}), Store: store, MaxBodyBytes: 64 << 10})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, "/v1/decide", bytes.NewReader(body))

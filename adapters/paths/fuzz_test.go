@@ -1,10 +1,13 @@
 package paths
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolperm/pdp/pdp"
 )
 
 // FuzzResolverNeverClaimsInside: for any path and working directory, a
@@ -41,7 +44,7 @@ func FuzzResolverNeverClaimsInside(f *testing.F) {
 		if cwd != "" && !filepath.IsAbs(cwd) {
 			cwd = filepath.Join(ws, cwd)
 		}
-		vl, err := lexical.Check(Call{Args: args, Cwd: cwd}, ws)
+		vl, err := lexical.Check(context.Background(), pdp.WorkspaceCall{Entry: &readFile, Args: args, Cwd: cwd, Workspace: ws})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +60,7 @@ func FuzzResolverNeverClaimsInside(f *testing.F) {
 		if len(vl.Outside) == 0 && !lexInside && !strings.HasPrefix(p, "~") {
 			t.Fatalf("lexical: %q (cwd %q) called inside, cleans to %q", p, cwd, filepath.Clean(abs))
 		}
-		vf, err := follow.Check(Call{Args: args, Cwd: cwd}, ws)
+		vf, err := follow.Check(context.Background(), pdp.WorkspaceCall{Entry: &readFile, Args: args, Cwd: cwd, Workspace: ws})
 		if err != nil {
 			t.Fatal(err)
 		}

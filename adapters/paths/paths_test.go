@@ -1,10 +1,13 @@
 package paths
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/toolperm/pdp/pdp"
 )
 
 func TestCheck(t *testing.T) {
@@ -24,7 +27,7 @@ func TestCheck(t *testing.T) {
 		{"relative cwd", map[string]any{"path": "b"}, "sub", "/w", nil, 2, false},
 		{"cwd outside", map[string]any{}, "/etc", "/w", []string{"/etc"}, 1, false},
 		{"keys in any case", map[string]any{"File_Path": "/etc/x", "FILE": "/w/y"}, "", "/w", []string{"/etc/x"}, 2, false},
-		{"glob argument", map[string]any{"glob": "/etc/**/*.conf"}, "", "/w", []string{"/etc"}, 1, false},
+		{"glob argument", map[string]any{"glob": "/etc/**/*.conf"}, "", "/w", []string{"/etc/**/*.conf"}, 1, false},
 		{"glob inside", map[string]any{"glob": "src/**/*.go"}, "", "/w", nil, 1, false},
 		{"dotdot", map[string]any{"path": "../etc/passwd"}, "", "/w", []string{"../etc/passwd"}, 1, false},
 		{"dotdot in the middle", map[string]any{"file_path": "/w/a/../../etc"}, "", "/w", []string{"/w/a/../../etc"}, 1, false},
@@ -35,15 +38,16 @@ func TestCheck(t *testing.T) {
 		{"one of many", map[string]any{"paths": []any{"/w/a", "/tmp/b"}, "path": "/w/c"}, "", "/w", []string{"/tmp/b"}, 3, false},
 		{"no workspace confines nothing", map[string]any{"path": "/w/a"}, "", "", []string{"/w/a"}, 1, false},
 		{"relative workspace", map[string]any{"path": "/w/a"}, "", "w", []string{"/w/a"}, 1, false},
-		{"no paths", map[string]any{"command": "cat /etc/passwd"}, "", "/w", nil, 0, false},
+		{"declared data is not a path", map[string]any{"content": "cat /etc/passwd"}, "", "/w", nil, 0, false},
 		{"null path is absent", map[string]any{"path": nil}, "", "/w", nil, 0, false},
 		{"wrong type", map[string]any{"path": 7.0}, "", "/w", nil, 0, true},
-		{"wrong list type", map[string]any{"paths": "/w/a"}, "", "/w", nil, 0, true},
+		{"a list where one path is declared", map[string]any{"path": []any{"/w/a", "/etc/b"}}, "", "/w", nil, 0, true},
+		{"a string where a list is declared", map[string]any{"paths": "/etc/b"}, "", "/w", []string{"/etc/b"}, 1, false},
 		{"wrong item type", map[string]any{"paths": []any{"/w/a", 1.0}}, "", "/w", nil, 0, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := r.Check(Call{Args: tc.args, Cwd: tc.cwd}, tc.ws)
+			v, err := r.Check(context.Background(), pdp.WorkspaceCall{Tool: "read_file", Entry: &readFile, Args: tc.args, Cwd: tc.cwd, Workspace: tc.ws})
 			if (err != nil) != tc.wantError {
 				t.Fatalf("error %v, want error %v", err, tc.wantError)
 			}
@@ -93,7 +97,7 @@ func TestSymlinks(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := follow.Check(Call{Args: map[string]any{"path": tc.path}}, tc.ws)
+			v, err := follow.Check(context.Background(), pdp.WorkspaceCall{Entry: &readFile, Args: map[string]any{"path": tc.path}, Workspace: tc.ws})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +108,7 @@ func TestSymlinks(t *testing.T) {
 	}
 
 	// Without following links the path is judged by its text.
-	v, _ := Resolver{}.Check(Call{Args: map[string]any{"path": filepath.Join(ws, "link", "key")}}, ws)
+	v, _ := Resolver{}.Check(context.Background(), pdp.WorkspaceCall{Entry: &readFile, Args: map[string]any{"path": filepath.Join(ws, "link", "key")}, Workspace: ws})
 	if len(v.Outside) != 0 {
 		t.Fatalf("lexical check called a path under the workspace outside: %q", v.Outside)
 	}
@@ -117,25 +121,9 @@ func mustSymlink(t *testing.T, target, link string) {
 	}
 }
 
-func TestGlobPatternIsAPathOnlyForGlobTools(t *testing.T) {
-	r := Resolver{}
-	for _, c := range []Call{{Tool: "Glob"}, {Tool: "glob_search"}, {Capability: "fs.glob"}} {
-		c.Args = map[string]any{"pattern": "../../**/*"}
-		v, err := r.Check(c, "/w/a/b")
-		if err != nil || len(v.Outside) != 1 {
-			t.Errorf("%+v: outside %q, %v", c, v.Outside, err)
-		}
-	}
-	v, _ := r.Check(Call{Tool: "Grep", Args: map[string]any{"pattern": "../../x"}}, "/w")
-	if len(v.Outside) != 0 {
-		t.Errorf("a grep regex was checked as a path: %q", v.Outside)
-	}
-}
-
-func TestGlobBase(t *testing.T) {
-	for glob, want := range map[string]string{"/etc/*": "/etc", "../../**/*.go": "../..", "**/*.go": ".", "/*": "/", "src/main.go": "src/main.go", "a/{b,c}/d": "a"} {
-		if got := globBase(glob); got != want {
-			t.Errorf("globBase(%q) = %q, want %q", glob, got, want)
-		}
-	}
-}
+// readFile is the catalogue entry the unit tests use: path arguments of
+// every spelling, content as data, everything else checked strictly.
+var readFile = pdp.ToolEntry{Capability: "fs.read", Other: pdp.KindPath, Args: map[string]pdp.ArgKind{
+	"path": pdp.KindPath, "file_path": pdp.KindPath, "file": pdp.KindPath, "paths": pdp.KindPaths,
+	"glob": pdp.KindGlob, "content": pdp.KindData,
+}}

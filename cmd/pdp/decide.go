@@ -54,10 +54,10 @@ any decision; non-zero with an error on stderr for bad input.`,
 			if err != nil {
 				return err
 			}
-			engine := pdp.New(policy, pdp.Components{Assessor: assess, Paths: paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks}})
+			engine := pdp.New(policy, pdp.Components{Assessor: assess, Workspace: paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks}})
 			var out any
 			if printInput {
-				out, err = engine.Input(call)
+				out, err = engine.Input(cmd.Context(), call)
 			} else {
 				out, err = engine.Decide(cmd.Context(), call)
 			}

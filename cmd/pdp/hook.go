@@ -185,7 +185,7 @@ func hookLocal(ctx context.Context, cmd *cobra.Command, f hookFlags, ev claudeco
 	if err != nil {
 		return "", "", err
 	}
-	engine := pdp.New(policy, pdp.Components{Assessor: assess, Paths: paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks}})
+	engine := pdp.New(policy, pdp.Components{Assessor: assess, Workspace: paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks}})
 	session := &pdp.Session{
 		ID:              ev.MainSession(),
 		PermissionLevel: pdp.Level(ev.Level(cfg.Sessions.PermissionLevel)),

@@ -113,7 +113,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 	engine := pdp.New(nil, pdp.Components{
 		Assessor:    assess,
 		Audit:       store,
-		Paths:       paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks},
+		Workspace:   paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks},
 		Logger:      logger,
 		Observer:    m,
 		EvalTimeout: cfg.Policy.EvalTimeout,
