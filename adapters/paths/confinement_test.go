@@ -175,10 +175,25 @@ func TestCostIsBounded(t *testing.T) {
 			t.Fatalf("got %v, want path_too_long", err)
 		}
 	})
-	t.Run("a deep link is resolved once per call", func(t *testing.T) {
+	t.Run("a link into a tree deeper than the limit is outside", func(t *testing.T) {
 		list := make([]any, 1000)
 		for i := range list {
-			list[i] = "link/f" + strings.Repeat("x", i%7) + string(rune('a'+i%26))
+			list[i] = "link/f" + strconv.Itoa(i)
+		}
+		v, err := check(t, follow, &readFile, map[string]any{"paths": list}, "", ws)
+		if err != nil || len(v.Outside) == 0 {
+			t.Fatalf("outside %d, %v; want outside", len(v.Outside), err)
+		}
+	})
+	t.Run("a deep link is resolved once per call", func(t *testing.T) {
+		mid := filepath.Join(append([]string{ws, "mid"}, strings.Split(strings.Repeat("m/", 200), "/")...)...)
+		if err := os.MkdirAll(mid, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mustSymlink(t, mid, filepath.Join(ws, "midlink"))
+		list := make([]any, 2000)
+		for i := range list {
+			list[i] = "midlink/f" + strconv.Itoa(i)
 		}
 		v, err := check(t, follow, &readFile, map[string]any{"paths": list}, "", ws)
 		if err != nil {

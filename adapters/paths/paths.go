@@ -17,12 +17,15 @@ const (
 	// MaxPathBytes is the longest path resolved (the kernel's PATH_MAX):
 	// a declared path argument over it is bad input.
 	MaxPathBytes = 4096
-	// DefaultMaxElements bounds the elements of one path; past it the
-	// call is bad input.
-	DefaultMaxElements = 512
+	// DefaultMaxElements bounds the elements of one path argument (past it
+	// the call is bad input) and the depth of what it resolves to (past it
+	// the path is outside): real paths have tens.
+	DefaultMaxElements = 256
 	// DefaultMaxLookups bounds the file-system lookups (lstat, readlink)
 	// of one call, over all its paths; past it the call is bad input.
-	DefaultMaxLookups = 20000
+	// Each lookup walks at most DefaultMaxElements elements in the kernel,
+	// so one call costs at most about two million element steps.
+	DefaultMaxLookups = 8192
 	// maxLinkHops bounds the symbolic links followed in one path, as the
 	// kernel does (ELOOP); more is outside.
 	maxLinkHops = 40

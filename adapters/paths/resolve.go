@@ -89,16 +89,27 @@ func (w *walker) resolve(p, base string) (resolved string, ok bool, err error) {
 // it.
 func (w *walker) walk(start, rel string, hops *int) (string, bool, error) {
 	cur, missing := start, ""
+	depth := strings.Count(start, "/")
+	if start == "/" {
+		depth = 0
+	}
 	for _, part := range strings.Split(rel, "/") {
 		switch part {
 		case "", ".":
 			continue
 		case "..":
 			cur = filepath.Dir(cur)
+			depth = max(depth-1, 0)
 			if missing != "" && !within(missing, cur) {
 				missing = "" // back above what does not exist: look again
 			}
 			continue
+		}
+		// Each lookup costs the kernel a walk of the whole path, so the
+		// depth of what is looked up is bounded too: a link into a tree
+		// thousands of directories deep is outside, not walked.
+		if depth++; depth > w.maxElements {
+			return cur, false, nil
 		}
 		next := cur + "/" + part
 		if cur == "/" {
@@ -127,7 +138,7 @@ func (w *walker) walk(start, rel string, hops *int) (string, bool, error) {
 			if *hops++; *hops > maxLinkHops {
 				return next, false, nil
 			}
-			cur = seen.target
+			cur, depth = seen.target, strings.Count(seen.target, "/")
 		default:
 			cur = next
 		}

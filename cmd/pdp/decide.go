@@ -8,7 +8,6 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -54,7 +53,7 @@ any decision; non-zero with an error on stderr for bad input.`,
 			if err != nil {
 				return err
 			}
-			engine := pdp.New(policy, pdp.Components{Assessor: assess, Workspace: paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks}})
+			engine := pdp.New(policy, pdp.Components{Assessor: assess, Workspace: workspaceResolver(cfg.Paths)})
 			var out any
 			if printInput {
 				out, err = engine.Input(cmd.Context(), call)

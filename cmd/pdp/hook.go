@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/adapters/claudecode"
-	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/client"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -185,7 +184,7 @@ func hookLocal(ctx context.Context, cmd *cobra.Command, f hookFlags, ev claudeco
 	if err != nil {
 		return "", "", err
 	}
-	engine := pdp.New(policy, pdp.Components{Assessor: assess, Workspace: paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks}})
+	engine := pdp.New(policy, pdp.Components{Assessor: assess, Workspace: workspaceResolver(cfg.Paths)})
 	session := &pdp.Session{
 		ID:              ev.MainSession(),
 		PermissionLevel: pdp.Level(ev.Level(cfg.Sessions.PermissionLevel)),

@@ -15,7 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/adapters/httpapi"
-	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/internal/config"
@@ -113,7 +112,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 	engine := pdp.New(nil, pdp.Components{
 		Assessor:    assess,
 		Audit:       store,
-		Workspace:   paths.Resolver{FollowSymlinks: cfg.Paths.FollowSymlinks},
+		Workspace:   workspaceResolver(cfg.Paths),
 		Logger:      logger,
 		Observer:    m,
 		EvalTimeout: cfg.Policy.EvalTimeout,

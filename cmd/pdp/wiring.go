@@ -8,6 +8,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/open-policy-agent/opa/v1/keys"
 	"github.com/toolperm/pdp/adapters/assessor"
+	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/policysource"
 
 	"github.com/spf13/cobra"
@@ -72,4 +73,9 @@ func newAssessor(cfg config.Assessor, observer assessor.Observer) (pdp.Assessor,
 		return nil, err
 	}
 	return a, nil
+}
+
+// workspaceResolver is the path resolver the configuration describes.
+func workspaceResolver(c config.Paths) paths.Resolver {
+	return paths.Resolver{FollowSymlinks: c.FollowSymlinks, MaxElements: c.MaxElements, MaxLookups: c.MaxLookups}
 }

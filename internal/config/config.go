@@ -116,6 +116,10 @@ type Verification struct {
 // Paths configures the workspace check.
 type Paths struct {
 	FollowSymlinks bool `yaml:"follow_symlinks"`
+	// MaxElements bounds the elements of one path argument (400 past it).
+	MaxElements int `yaml:"max_elements"`
+	// MaxLookups bounds the file-system lookups of one call (400 past it).
+	MaxLookups int `yaml:"max_lookups"`
 }
 
 // Sessions holds the defaults of sessions created without them.
@@ -139,7 +143,7 @@ func Default() Config {
 		DB: DB{Path: "pdp.db"},
 		Policy: Policy{PollInterval: 5 * time.Second, EvalTimeout: time.Second, MaxBundleBytes: 16 << 20, MemoBytes: 64 << 20,
 			Verification: Verification{KeyID: "default", Algorithm: "RS256"}},
-		Paths: Paths{FollowSymlinks: true},
+		Paths: Paths{FollowSymlinks: true, MaxElements: 256, MaxLookups: 8192},
 		Sessions: Sessions{
 			PermissionLevel: "READ_ONLY",
 			Mode:            "on-demand",

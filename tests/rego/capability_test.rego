@@ -61,3 +61,14 @@ test_candidates_most_specific_first if {
 	toolperm.candidates("fs.read") == ["fs.read", "fs.*"]
 	toolperm.candidates("single") == ["single"]
 }
+
+test_stdin_write_carrying_a_command_is_shell_exec if {
+	toolperm.capability == "shell.exec" with input as {"tool": "shell", "action": "write_stdin", "shell": {"parsed": true, "commands": []}}
+	toolperm.capability == "shell.stdin" with input as {"tool": "shell", "action": "write_stdin"}
+}
+
+test_catalogue_entries_name_the_capability if {
+	toolperm.capability == "fs.edit" with input as {"tool": "apply_patch"}
+	toolperm.capability == "fs.edit" with input as {"tool": "my_editor"}
+		with data.tools.my_editor as {"capability": "fs.edit", "args": {"target": "path"}}
+}

@@ -1,0 +1,61 @@
+package paths
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolperm/pdp/pdp"
+)
+
+// BenchmarkWorstShapes shows what one call's path check costs against its
+// size for the shapes that used to be expensive: it grows linearly and
+// stops at the limits (past them the call is refused in microseconds).
+//
+//	go test ./adapters/paths -run '^$' -bench WorstShapes -benchmem
+func BenchmarkWorstShapes(b *testing.B) {
+	base := b.TempDir()
+	ws := filepath.Join(base, "ws")
+	deep := filepath.Join(append([]string{ws, "deep"}, strings.Split(strings.Repeat("d/", 1500), "/")...)...)
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		b.Skipf("cannot build a 1,500-deep tree here: %v", err)
+	}
+	if err := os.Symlink(deep, filepath.Join(ws, "link")); err != nil {
+		b.Fatal(err)
+	}
+	follow := Resolver{FollowSymlinks: true}
+	run := func(b *testing.B, entry *pdp.ToolEntry, args map[string]any) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = follow.Check(context.Background(), pdp.WorkspaceCall{Entry: entry, Args: args, Workspace: ws})
+		}
+	}
+	for _, n := range []int{10, 100, 500, 40000} {
+		b.Run(fmt.Sprintf("elements=%d", n), func(b *testing.B) {
+			run(b, &readFile, map[string]any{"path": strings.Repeat("a/", n)})
+		})
+	}
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("deep-link-list=%d", n), func(b *testing.B) {
+			list := make([]any, n)
+			for i := range list {
+				list[i] = fmt.Sprintf("link/f%d", i)
+			}
+			run(b, &readFile, map[string]any{"paths": list})
+		})
+	}
+	for _, kb := range []int{1, 10, 100, 900} {
+		b.Run(fmt.Sprintf("free-text-kb=%d", kb), func(b *testing.B) {
+			text := strings.Repeat("see src/a.go and ../x/y\n", kb*1024/24)
+			run(b, nil, map[string]any{"body": text})
+		})
+	}
+	for _, n := range []int{2, 8, 16} {
+		b.Run(fmt.Sprintf("brace-groups=%d", n), func(b *testing.B) {
+			run(b, &globTool, map[string]any{"pattern": strings.Repeat("{a,b}/", n) + "*"})
+		})
+	}
+}
