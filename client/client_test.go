@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/client"
 	"github.com/toolperm/pdp/pdp"
@@ -32,7 +33,7 @@ func realServer(t *testing.T) http.Handler {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	return httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store, Workspace: paths.Resolver{}}), Store: store})
+	return httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{}}), Store: store})
 }
 
 // TestWalkThrough runs the README's walk-through through the client.

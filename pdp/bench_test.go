@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
@@ -62,7 +63,7 @@ func benchmarkCalls(b *testing.B, e *pdp.Engine, calls []pdp.Call) {
 func BenchmarkRuleScaling(b *testing.B) {
 	for _, n := range []int{10, 10000} {
 		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
-			e := pdp.New(policyWithRules(b, n), pdp.Components{Workspace: paths.Resolver{}})
+			e := pdp.New(policyWithRules(b, n), pdp.Components{Shell: shell.Parser{}, Workspace: paths.Resolver{}})
 			benchmarkCalls(b, e, standardMix())
 		})
 	}

@@ -27,6 +27,8 @@ type AuditLog interface {
 type Components struct {
 	Assessor Assessor
 	Audit    AuditLog
+	// Shell parses what shell calls run into facts.
+	Shell Shell
 	// Workspace resolves a call's paths against the session's workspace.
 	Workspace Workspace
 	Logger    *slog.Logger
@@ -186,7 +188,9 @@ func (e *Engine) Input(ctx context.Context, call Call) (map[string]any, error) {
 		return nil, errors.New("no policy is active")
 	}
 	pl := &pipeline{e: e, p: p, call: call}
-	pl.parseCommand(ctx)
+	if err := pl.parseCommand(ctx); err != nil {
+		return nil, err
+	}
 	return pl.input(ctx, withDefaults(call.Session))
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
@@ -26,6 +27,9 @@ func newEngine(t testing.TB, c pdp.Components) *pdp.Engine {
 	t.Helper()
 	if c.Workspace == nil {
 		c.Workspace = paths.Resolver{}
+	}
+	if c.Shell == nil {
+		c.Shell = shell.Parser{}
 	}
 	return pdp.New(builtinPolicy(t), c)
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/toolperm/pdp/adapters/shell"
 )
 
 // withDefaults returns a copy of s with the defaults filled in: READ_ONLY,
@@ -111,7 +109,7 @@ func sessionInput(s *Session) map[string]any {
 	return out
 }
 
-func shellInput(f shell.Facts) map[string]any {
+func shellInput(f ShellFacts) map[string]any {
 	commands := make([]any, len(f.Commands))
 	for i, c := range f.Commands {
 		literal := make([]any, len(c.Literal))

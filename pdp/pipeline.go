@@ -2,12 +2,12 @@ package pdp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
-	"github.com/toolperm/pdp/adapters/shell"
 )
 
 // maxRounds bounds how often the policy may ask for more facts in one
@@ -27,7 +27,9 @@ type pipeline struct {
 
 func (e *Engine) evaluate(ctx context.Context, p *Policy, call Call) (Decision, error) {
 	pl := &pipeline{e: e, p: p, call: call}
-	pl.parseCommand(ctx)
+	if err := pl.parseCommand(ctx); err != nil {
+		return Decision{}, err
+	}
 	out, err := pl.run(ctx, withDefaults(call.Session), call.Explain)
 	if err != nil {
 		return Decision{}, err
@@ -38,20 +40,29 @@ func (e *Engine) evaluate(ctx context.Context, p *Policy, call Call) (Decision, 
 // parseCommand turns args.command (or args.argv, when there is no
 // command string) into shell facts. A command over the shell limits, or
 // whose request ends while it is parsed, is not parsed: never grantable.
-func (pl *pipeline) parseCommand(ctx context.Context) {
+func (pl *pipeline) parseCommand(ctx context.Context) error {
 	args := pl.call.Request.Args
-	if cmd, ok := args["command"].(string); ok {
-		pl.command = cmd
-		pl.shell = shellInput(shell.Parse(ctx, cmd))
-		return
-	}
-	if raw, ok := args["argv"]; ok && raw != nil {
-		argv, err := stringList(raw)
-		if err == nil && len(argv) > 0 {
-			pl.command = shellJoin(argv)
-			pl.shell = shellInput(shell.FromArgv(argv))
+	cmd, isCommand := args["command"].(string)
+	var argv []string
+	if !isCommand {
+		if raw, ok := args["argv"]; ok && raw != nil {
+			argv, _ = stringList(raw)
+		}
+		if len(argv) == 0 {
+			return nil
 		}
 	}
+	if pl.e.c.Shell == nil {
+		return errors.New("no shell parser is configured")
+	}
+	if isCommand {
+		pl.command = cmd
+		pl.shell = shellInput(pl.e.c.Shell.Parse(ctx, cmd))
+		return nil
+	}
+	pl.command = shellJoin(argv)
+	pl.shell = shellInput(pl.e.c.Shell.FromArgv(argv))
+	return nil
 }
 
 // run evaluates the chain for one session, fetching the facts the policy

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolperm/pdp/adapters/assessor"
 	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
@@ -104,7 +105,7 @@ func newEngine(t *testing.T, a pdp.Assessor) *pdp.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pdp.New(p, pdp.Components{Assessor: a, Workspace: paths.Resolver{}})
+	return pdp.New(p, pdp.Components{Assessor: a, Shell: shell.Parser{}, Workspace: paths.Resolver{}})
 }
 
 func smartShell(cmd string) pdp.Call {

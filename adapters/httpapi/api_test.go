@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/paths"
+	shellfacts "github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
@@ -47,7 +48,7 @@ func startServiceWith(t *testing.T, dbPath string, configure func(*httpapi.Confi
 	if err != nil {
 		t.Fatal(err)
 	}
-	components := pdp.Components{Audit: store, Workspace: paths.Resolver{}}
+	components := pdp.Components{Audit: store, Shell: shellfacts.Parser{}, Workspace: paths.Resolver{}}
 	cfg := httpapi.Config{Store: store, MaxBodyBytes: 64 << 10, MaxWait: 5 * time.Second}
 	if configure != nil {
 		configure(&cfg, &components)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/paths"
+	shellfacts "github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
@@ -42,7 +43,7 @@ func FuzzDecideBody(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { store.Close() })
-	api := httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store, Workspace: paths.Resolver{}}), Store: store, MaxBodyBytes: 64 << 10})
+	api := httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store, Shell: shellfacts.Parser{}, Workspace: paths.Resolver{}}), Store: store, MaxBodyBytes: 64 << 10})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, "/v1/decide", bytes.NewReader(body))

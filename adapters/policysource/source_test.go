@@ -28,6 +28,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/keys"
 	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/policysource"
+	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
@@ -117,7 +118,7 @@ func (r *recorder) PolicyActivated(_ *pdp.Policy, err error) {
 
 func watch(t *testing.T, cfg policysource.Config) (*policysource.Watcher, *pdp.Engine, *recorder) {
 	t.Helper()
-	e := pdp.New(nil, pdp.Components{Workspace: paths.Resolver{}})
+	e := pdp.New(nil, pdp.Components{Shell: shell.Parser{}, Workspace: paths.Resolver{}})
 	rec := &recorder{}
 	w := policysource.NewWatcher(cfg, e, policysource.WatchOptions{Poll: 100 * time.Millisecond, Observer: rec})
 	if _, err := w.Reload(context.Background()); err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -53,7 +54,7 @@ any decision; non-zero with an error on stderr for bad input.`,
 			if err != nil {
 				return err
 			}
-			engine := pdp.New(policy, pdp.Components{Assessor: assess, Workspace: workspaceResolver(cfg.Paths)})
+			engine := pdp.New(policy, pdp.Components{Assessor: assess, Shell: shell.Parser{}, Workspace: workspaceResolver(cfg.Paths)})
 			var out any
 			if printInput {
 				out, err = engine.Input(cmd.Context(), call)

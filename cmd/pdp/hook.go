@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/adapters/claudecode"
+	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/client"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -184,7 +185,7 @@ func hookLocal(ctx context.Context, cmd *cobra.Command, f hookFlags, ev claudeco
 	if err != nil {
 		return "", "", err
 	}
-	engine := pdp.New(policy, pdp.Components{Assessor: assess, Workspace: workspaceResolver(cfg.Paths)})
+	engine := pdp.New(policy, pdp.Components{Assessor: assess, Shell: shell.Parser{}, Workspace: workspaceResolver(cfg.Paths)})
 	session := &pdp.Session{
 		ID:              ev.MainSession(),
 		PermissionLevel: pdp.Level(ev.Level(cfg.Sessions.PermissionLevel)),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/client"
 	"github.com/toolperm/pdp/pdp"
@@ -72,7 +73,7 @@ func pdpTestServer(t *testing.T) (*httptest.Server, *sqlite.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store, Workspace: paths.Resolver{}}), Store: store}))
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{}}), Store: store}))
 	t.Cleanup(func() { srv.Close(); store.Close() })
 	return srv, store
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/policysource"
+	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/metrics"
@@ -112,6 +113,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 	engine := pdp.New(nil, pdp.Components{
 		Assessor:    assess,
 		Audit:       store,
+		Shell:       shell.Parser{},
 		Workspace:   workspaceResolver(cfg.Paths),
 		Logger:      logger,
 		Observer:    m,

@@ -22,6 +22,7 @@ import (
 	"github.com/toolperm/pdp/adapters/assessor"
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
@@ -173,7 +174,7 @@ func run(t *testing.T, s setup) (int, map[string]any) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	components := pdp.Components{Audit: store, Workspace: paths.Resolver{}, EvalTimeout: 100 * time.Millisecond}
+	components := pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{}, EvalTimeout: 100 * time.Millisecond}
 	if s.assessor != nil {
 		components.Assessor = s.assessor(t)
 	}
