@@ -6,110 +6,50 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/toolperm/pdp/api"
 )
 
 // The answers of a decision.
 const (
-	Allow = "allow"
-	Ask   = "ask"
-	Deny  = "deny"
+	Allow = api.Allow
+	Ask   = api.Ask
+	Deny  = api.Deny
 )
 
 // The answers a person gives to an ask.
 const (
-	AllowOnce    = "allow_once"
-	AllowSession = "allow_session"
-	DenyAnswer   = "deny"
+	AllowOnce    = api.AllowOnce
+	AllowSession = api.AllowSession
+	DenyAnswer   = api.DenyAnswer
 )
 
-// DecideRequest asks whether one tool call may run.
-type DecideRequest struct {
-	SessionID  string         `json:"session_id"`
-	Tool       string         `json:"tool,omitempty"`
-	Capability string         `json:"capability,omitempty"`
-	Args       map[string]any `json:"args,omitempty"`
-	Cwd        string         `json:"cwd,omitempty"`
-}
-
-// Danger is the danger verdict of a shell command.
-type Danger struct {
-	Verdict string `json:"verdict"`
-	By      string `json:"by"`
-}
-
-// TraceStep is one step of the decision chain.
-type TraceStep struct {
-	Step    string `json:"step"`
-	Outcome string `json:"outcome"`
-}
-
-// Decision is the PDP's answer.
-type Decision struct {
-	DecisionID   string      `json:"decision_id"`
-	Decision     string      `json:"decision"`
-	NeedApproval bool        `json:"need_approval"`
-	Source       string      `json:"source"`
-	Rule         string      `json:"rule"`
-	Reason       string      `json:"reason"`
-	Capability   *string     `json:"capability"`
-	Fingerprint  *string     `json:"fingerprint"`
-	Grantable    bool        `json:"grantable"`
-	Danger       *Danger     `json:"danger"`
-	Revision     string      `json:"revision"`
-	Trace        []TraceStep `json:"trace,omitempty"`
-}
-
-// Answer is a person's answer to an ask.
-type Answer struct {
-	Answer     string    `json:"answer"`
-	Channel    string    `json:"channel"`
-	AnsweredAt time.Time `json:"answered_at"`
-	GrantID    int64     `json:"grant_id,omitempty"`
-}
-
-// Event is a decision as the audit trail keeps it.
-type Event struct {
-	Decision
-	Time      time.Time      `json:"time"`
-	SessionID string         `json:"session_id"`
-	Tool      string         `json:"tool"`
-	Args      map[string]any `json:"args"`
-	Cwd       string         `json:"cwd,omitempty"`
-	LatencyUS int64          `json:"latency_us"`
-	Answer    *Answer        `json:"answer"`
-}
-
-// Session is a stored session.
-type Session struct {
-	ID              string            `json:"id,omitempty"`
-	PermissionLevel string            `json:"permission_level,omitempty"`
-	Mode            string            `json:"mode,omitempty"`
-	ExecutionMode   string            `json:"execution_mode,omitempty"`
-	Workspace       string            `json:"workspace,omitempty"`
-	Rules           map[string]string `json:"rules,omitempty"`
-	ParentSessionID string            `json:"parent_session_id,omitempty"`
-	Scope           []string          `json:"scope,omitempty"`
-	AssessorModel   string            `json:"assessor_model,omitempty"`
-	CreatedAt       time.Time         `json:"created_at"`
-	UpdatedAt       time.Time         `json:"updated_at"`
-}
-
-// SessionChange is a PATCH: nil fields stay as they are.
-type SessionChange struct {
-	PermissionLevel *string            `json:"permission_level,omitempty"`
-	Mode            *string            `json:"mode,omitempty"`
-	Rules           *map[string]string `json:"rules,omitempty"`
-}
-
-// Grant lets calls with a fingerprint run without asking.
-type Grant struct {
-	ID          int64     `json:"id"`
-	SessionID   string    `json:"session_id"`
-	Capability  string    `json:"capability"`
-	Fingerprint string    `json:"fingerprint"`
-	DecisionID  string    `json:"decision_id,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-}
+// The wire types, shared with the server (package api).
+type (
+	// Level is a session's permission level; Mode its confirmation mode.
+	Level = api.Level
+	Mode  = api.Mode
+	// DecideRequest asks whether one tool call may run.
+	DecideRequest = api.DecideRequest
+	// Danger is the danger verdict of a shell command.
+	Danger = api.Danger
+	// TraceStep is one step of the decision chain.
+	TraceStep = api.TraceStep
+	// Decision is the PDP's answer.
+	Decision = api.Decision
+	// Answer is a person's answer to an ask.
+	Answer = api.Answer
+	// Event is a decision as the audit trail keeps it.
+	Event = api.Event
+	// Session is a stored session.
+	Session = api.Session
+	// SessionChange is a PATCH: nil fields stay as they are.
+	SessionChange = api.SessionChange
+	// Grant lets calls with a fingerprint run without asking.
+	Grant = api.Grant
+	// Page is one page of audit events, newest first.
+	Page = api.Page
+)
 
 // Filter selects audit events; zero values select everything.
 type Filter struct {
@@ -117,12 +57,6 @@ type Filter struct {
 	Decision  string
 	Before    string // a decision id: only older ones
 	Limit     int
-}
-
-// Page is one page of audit events, newest first.
-type Page struct {
-	Decisions  []Event `json:"decisions"`
-	NextBefore string  `json:"next_before,omitempty"`
 }
 
 // Decide asks whether a call may run. With explain the answer carries
@@ -142,7 +76,7 @@ func (c *Client) Decide(ctx context.Context, r DecideRequest, explain bool) (Dec
 // DenyAnswer.
 func (c *Client) Answer(ctx context.Context, decisionID, answer, channel string) (Event, error) {
 	var ev Event
-	err := c.do(ctx, "POST", "/v1/decisions/"+url.PathEscape(decisionID)+"/answer", map[string]string{"answer": answer, "channel": channel}, &ev)
+	err := c.do(ctx, "POST", "/v1/decisions/"+url.PathEscape(decisionID)+"/answer", api.AnswerRequest{Answer: answer, Channel: channel}, &ev)
 	return ev, err
 }
 
@@ -178,22 +112,10 @@ type Sessions struct{ c *Client }
 // Create creates a session; ErrConflict when the id is taken.
 func (s Sessions) Create(ctx context.Context, in Session) (Session, error) {
 	var out Session
-	body := newSession{in.ID, in.PermissionLevel, in.Mode, in.ExecutionMode, in.Workspace, in.Rules, in.ParentSessionID, in.Scope, in.AssessorModel}
+	body := api.NewSession{ID: in.ID, PermissionLevel: in.PermissionLevel, Mode: in.Mode, ExecutionMode: in.ExecutionMode,
+		Workspace: in.Workspace, Rules: in.Rules, ParentSessionID: in.ParentSessionID, Scope: in.Scope, AssessorModel: in.AssessorModel}
 	err := s.c.do(ctx, "POST", "/v1/sessions", body, &out)
 	return out, err
-}
-
-// newSession is a Session without the fields the server sets.
-type newSession struct {
-	ID              string            `json:"id,omitempty"`
-	PermissionLevel string            `json:"permission_level,omitempty"`
-	Mode            string            `json:"mode,omitempty"`
-	ExecutionMode   string            `json:"execution_mode,omitempty"`
-	Workspace       string            `json:"workspace,omitempty"`
-	Rules           map[string]string `json:"rules,omitempty"`
-	ParentSessionID string            `json:"parent_session_id,omitempty"`
-	Scope           []string          `json:"scope,omitempty"`
-	AssessorModel   string            `json:"assessor_model,omitempty"`
 }
 
 // Get returns a session.

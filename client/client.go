@@ -22,6 +22,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/toolperm/pdp/api"
 )
 
 // Client talks to one PDP. It is safe for concurrent use.
@@ -143,9 +145,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("pdp: reading the answer: %w", err)
 	}
 	if resp.StatusCode >= 300 {
-		var e struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
+		var e api.Error
 		if json.Unmarshal(raw, &e) != nil || e.Error.Code == "" {
 			return &Error{Status: resp.StatusCode, Code: "http_error", Message: strings.TrimSpace(string(raw))}
 		}

@@ -73,7 +73,7 @@ func TestWalkThrough(t *testing.T) {
 	if err != nil || len(page.Decisions) != 2 || page.Decisions[0].DecisionID != compound.DecisionID || page.NextBefore == "" {
 		t.Fatalf("audit trail: %+v %v", page, err)
 	}
-	level := "READ_WRITE"
+	level := client.Level("READ_WRITE")
 	if s, err := c.Sessions().Update(ctx, "demo", client.SessionChange{PermissionLevel: &level}); err != nil || s.PermissionLevel != level {
 		t.Fatalf("level switch: %+v %v", s, err)
 	}

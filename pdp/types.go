@@ -1,29 +1,33 @@
 package pdp
 
-import "time"
+import (
+	"time"
+
+	"github.com/toolperm/pdp/api"
+)
 
 // Level is a session's permission level for LOCAL tools.
-type Level string
+type Level = api.Level
 
 // The four permission levels; READ_ONLY is the default.
 const (
-	ReadOnly  Level = "READ_ONLY"
-	ReadWrite Level = "READ_WRITE"
-	Smart     Level = "SMART"
-	Full      Level = "FULL"
+	ReadOnly  = api.ReadOnly
+	ReadWrite = api.ReadWrite
+	Smart     = api.Smart
+	Full      = api.Full
 )
 
 // Levels lists the permission levels from strictest to loosest.
 var Levels = []Level{ReadOnly, ReadWrite, Smart, Full}
 
 // Mode is a session's confirmation mode.
-type Mode string
+type Mode = api.Mode
 
 // The three modes; on-demand is the default.
 const (
-	AlwaysAsk Mode = "always-ask"
-	OnDemand  Mode = "on-demand"
-	AllowAll  Mode = "allow-all"
+	AlwaysAsk = api.AlwaysAsk
+	OnDemand  = api.OnDemand
+	AllowAll  = api.AllowAll
 )
 
 // Modes lists the confirmation modes. They differ only where no rule
@@ -32,20 +36,20 @@ const (
 var Modes = []Mode{AlwaysAsk, OnDemand, AllowAll}
 
 // ExecutionMode says where a session's tools run; fixed at creation.
-type ExecutionMode string
+type ExecutionMode = api.ExecutionMode
 
 // LOCAL tools run on the user's machine under the level; CLOUD tools run
 // in the server's sandbox.
 const (
-	Local ExecutionMode = "LOCAL"
-	Cloud ExecutionMode = "CLOUD"
+	Local = api.Local
+	Cloud = api.Cloud
 )
 
 // The answers a decision can carry.
 const (
-	Allow = "allow"
-	Ask   = "ask"
-	Deny  = "deny"
+	Allow = api.Allow
+	Ask   = api.Ask
+	Deny  = api.Deny
 )
 
 // Rule actions beyond the three answers: assess asks the danger assessor.
@@ -82,19 +86,10 @@ type Session struct {
 }
 
 // Request is one tool call a dispatcher asks about.
-type Request struct {
-	SessionID  string         `json:"session_id"`
-	Tool       string         `json:"tool,omitempty"`
-	Capability string         `json:"capability,omitempty"`
-	Args       map[string]any `json:"args,omitempty"`
-	Cwd        string         `json:"cwd,omitempty"`
-}
+type Request = api.DecideRequest
 
 // Danger is the danger verdict of a shell command and who gave it.
-type Danger struct {
-	Verdict string `json:"verdict"` // SAFE or DANGEROUS
-	By      string `json:"by"`      // llm, cache, screen, error, unavailable
-}
+type Danger = api.Danger
 
 // The danger verdicts.
 const (
@@ -103,35 +98,14 @@ const (
 )
 
 // TraceStep is one step of the chain and what happened there.
-type TraceStep struct {
-	Step    string `json:"step"`
-	Outcome string `json:"outcome"` // pass, decided, not_reached
-}
+type TraceStep = api.TraceStep
 
 // RuleMatch is the rule one layer resolved to.
-type RuleMatch struct {
-	Pattern string `json:"pattern"`
-	Action  string `json:"action"`
-}
+type RuleMatch = api.RuleMatch
 
-// Decision is the answer to a Request. Every field is always present in
-// its JSON form; Trace and Matches only when an explanation was asked for.
-type Decision struct {
-	DecisionID   string  `json:"decision_id"`
-	Decision     string  `json:"decision"`
-	NeedApproval bool    `json:"need_approval"`
-	Source       string  `json:"source"`
-	Rule         string  `json:"rule"`
-	Reason       string  `json:"reason"`
-	Capability   *string `json:"capability"`
-	Fingerprint  *string `json:"fingerprint"`
-	Grantable    bool    `json:"grantable"`
-	Danger       *Danger `json:"danger"`
-	Revision     string  `json:"revision"`
-
-	Trace   []TraceStep          `json:"trace,omitempty"`
-	Matches map[string]RuleMatch `json:"matches,omitempty"`
-}
+// Decision is the answer to a Request; its JSON form is the contract of
+// docs/design.md §4.
+type Decision = api.Decision
 
 // Event is the audit record of one decision.
 type Event struct {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/labstack/echo/v4"
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -42,7 +41,7 @@ func (s *Server) decide(c echo.Context) error {
 func (s *Server) sessionFor(c echo.Context, req pdp.Request) (*pdp.Session, error) {
 	ctx := c.Request().Context()
 	session, err := s.cfg.Store.SessionTree(ctx, req.SessionID)
-	if errors.Is(err, sqlite.ErrNotFound) {
+	if errors.Is(err, pdp.ErrNotFound) {
 		session, err = s.createForDecide(c, req)
 	}
 	if err != nil {
@@ -77,7 +76,7 @@ func (s *Server) createForDecide(c echo.Context, req pdp.Request) (*pdp.Session,
 	if filepath.IsAbs(req.Cwd) {
 		cwd = filepath.Clean(req.Cwd)
 	}
-	_, err := s.cfg.Store.EnsureSession(ctx, sqlite.SessionRecord{
+	_, err := s.cfg.Store.EnsureSession(ctx, pdp.StoredSession{
 		Owner:           callerOf(c).owner(),
 		ID:              req.SessionID,
 		PermissionLevel: s.cfg.DefaultLevel,
@@ -93,7 +92,7 @@ func (s *Server) createForDecide(c echo.Context, req pdp.Request) (*pdp.Session,
 
 // storeUnavailable: without the session there is no decision, and no allow.
 func storeUnavailable(err error) error {
-	if errors.Is(err, sqlite.ErrNotFound) {
+	if errors.Is(err, pdp.ErrNotFound) {
 		return err
 	}
 	return fail(http.StatusServiceUnavailable, "store_unavailable", "the session store is unavailable: %v", err)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -52,7 +52,7 @@ func (s *Server) getDecision(c echo.Context) error {
 	}
 	// Checked before parking: a dispatcher cannot wait on, or learn
 	// anything of, another runtime's decision.
-	if err := s.mayRead(c, rec.SessionID, fmt.Errorf("decision %q: %w", id, sqlite.ErrNotFound)); err != nil {
+	if err := s.mayRead(c, rec.SessionID, fmt.Errorf("decision %q: %w", id, pdp.ErrNotFound)); err != nil {
 		return err
 	}
 	if wait > 0 && rec.Decision.Decision == pdp.Ask && rec.Answer == nil {
@@ -83,7 +83,7 @@ func (s *Server) answer(c echo.Context) error {
 		return err
 	}
 	switch b.Answer {
-	case sqlite.AllowOnce, sqlite.AllowSession, sqlite.DenyAnswer:
+	case pdp.AllowOnce, pdp.AllowSession, pdp.DenyAnswer:
 	default:
 		return fail(http.StatusBadRequest, "invalid_answer", "answer must be allow_once, allow_session or deny, got %q", b.Answer)
 	}
@@ -108,7 +108,7 @@ func (s *Server) answer(c echo.Context) error {
 // says "truncated": true) so a list stays cheap to poll;
 // GET /v1/decisions/{id} returns the whole record.
 func (s *Server) listDecisions(c echo.Context) error {
-	f := sqlite.Filter{SessionID: c.QueryParam("session_id"), Decision: c.QueryParam("decision"), Source: c.QueryParam("source"), Before: c.QueryParam("before")}
+	f := pdp.DecisionFilter{SessionID: c.QueryParam("session_id"), Decision: c.QueryParam("decision"), Source: c.QueryParam("source"), Before: c.QueryParam("before")}
 	if since := c.QueryParam("since"); since != "" {
 		t, err := time.Parse(time.RFC3339, since)
 		if err != nil {
@@ -130,13 +130,13 @@ func (s *Server) listDecisions(c echo.Context) error {
 	if err != nil {
 		return storeUnavailable(err)
 	}
-	items := make([]listedDecision, len(list))
+	items := make([]api.ListedEvent, len(list))
 	for i, rec := range list {
 		items[i] = listDecision(rec, s.cfg.MaxListArgBytes)
 	}
-	out := map[string]any{"decisions": items}
+	page := api.Page{Decisions: items}
 	if len(list) == f.Limit {
-		out["next_before"] = list[len(list)-1].DecisionID
+		page.NextBefore = list[len(list)-1].DecisionID
 	}
-	return c.JSON(http.StatusOK, out)
+	return c.JSON(http.StatusOK, page)
 }

@@ -9,7 +9,7 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
-	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -26,14 +26,6 @@ func fail(status int, code, format string, args ...any) *apiError {
 	return &apiError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// errorBody is the shape of every error answer.
-type errorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 // handleError writes every error as {"error":{"code","message"}}.
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
@@ -43,8 +35,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if ae.Status >= 500 {
 		s.cfg.Logger.Error("request failed", "method", c.Request().Method, "path", c.Path(), "status", ae.Status, "err", err)
 	}
-	var body errorBody
-	body.Error.Code, body.Error.Message = ae.Code, ae.Message
+	body := api.Error{Error: api.ErrorDetail{Code: ae.Code, Message: ae.Message}}
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(ae.Status)
 		return
@@ -64,13 +55,13 @@ func classify(err error) *apiError {
 		return &apiError{Status: http.StatusBadRequest, Code: bad.Code, Message: bad.Message}
 	case errors.Is(err, pdp.ErrAuditUnavailable):
 		return fail(http.StatusServiceUnavailable, "audit_unavailable", "the decision could not be recorded in the audit trail; the call must not run")
-	case errors.Is(err, sqlite.ErrNotFound):
+	case errors.Is(err, pdp.ErrNotFound):
 		return fail(http.StatusNotFound, "not_found", "%v", err)
-	case errors.Is(err, sqlite.ErrExists):
+	case errors.Is(err, pdp.ErrExists):
 		return fail(http.StatusConflict, "already_exists", "%v", err)
-	case errors.Is(err, sqlite.ErrConflict):
+	case errors.Is(err, pdp.ErrConflict):
 		return fail(http.StatusConflict, "conflict", "%v", err)
-	case errors.Is(err, sqlite.ErrNotGrantable):
+	case errors.Is(err, pdp.ErrNotGrantable):
 		return fail(http.StatusUnprocessableEntity, "not_grantable", "%v", err)
 	case errors.As(err, &he):
 		return echoError(he)

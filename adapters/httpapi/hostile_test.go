@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 
 	"fmt"
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/toolperm/pdp/pdp"
 )
 
 // TestHostileInput: every hostile request gets a 4xx with a clear error,
@@ -108,4 +109,4 @@ func TestHostileInput(t *testing.T) {
 	}
 }
 
-func sqliteFilterAll() sqlite.Filter { return sqlite.Filter{Limit: 500} }
+func sqliteFilterAll() pdp.DecisionFilter { return pdp.DecisionFilter{Limit: 500} }

@@ -4,6 +4,7 @@
 package httpapi
 
 import (
+	"context"
 	"embed"
 	"io/fs"
 	"log/slog"
@@ -14,14 +15,23 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/pdp"
 )
+
+// Store is what the API keeps and reads: the core's store roles, and
+// whether the store can take writes (GET /ready).
+type Store interface {
+	pdp.SessionStore
+	pdp.DecisionStore
+	pdp.GrantStore
+	pdp.AccessLog
+	Writable(ctx context.Context) error
+}
 
 // Config is what the API is built from.
 type Config struct {
 	Engine *pdp.Engine
-	Store  *sqlite.Store
+	Store  Store
 	// DefaultLevel and DefaultMode apply to sessions created without them.
 	DefaultLevel pdp.Level
 	DefaultMode  pdp.Mode

@@ -12,25 +12,12 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
-	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
-// createSessionBody is POST /v1/sessions.
-type createSessionBody struct {
-	ID              string            `json:"id"`
-	PermissionLevel pdp.Level         `json:"permission_level"`
-	Mode            pdp.Mode          `json:"mode"`
-	ExecutionMode   pdp.ExecutionMode `json:"execution_mode"`
-	Workspace       string            `json:"workspace"`
-	Rules           map[string]string `json:"rules"`
-	ParentSessionID string            `json:"parent_session_id"`
-	Scope           []string          `json:"scope"`
-	AssessorModel   string            `json:"assessor_model"`
-}
-
 func (s *Server) createSession(c echo.Context) error {
-	var b createSessionBody
+	var b api.NewSession
 	if err := decodeJSON(c, &b); err != nil {
 		return err
 	}
@@ -43,7 +30,7 @@ func (s *Server) createSession(c echo.Context) error {
 	}
 	if b.ParentSessionID != "" {
 		parent, err := s.cfg.Store.SessionTree(ctx, b.ParentSessionID)
-		if errors.Is(err, sqlite.ErrNotFound) {
+		if errors.Is(err, pdp.ErrNotFound) {
 			return fail(http.StatusBadRequest, "parent_not_found", "parent session %q does not exist", b.ParentSessionID)
 		} else if err != nil {
 			return storeUnavailable(err)
@@ -88,13 +75,13 @@ func (s *Server) createSession(c echo.Context) error {
 			return err
 		}
 	}
-	rec, err := s.cfg.Store.CreateSession(ctx, sqlite.SessionRecord{
+	rec, err := s.cfg.Store.CreateSession(ctx, pdp.StoredSession{
 		Owner: callerOf(c).owner(),
 		ID:    b.ID, PermissionLevel: b.PermissionLevel, Mode: b.Mode, ExecutionMode: b.ExecutionMode,
 		Workspace: b.Workspace, Rules: b.Rules, ParentSessionID: b.ParentSessionID, Scope: b.Scope, AssessorModel: b.AssessorModel,
 	})
 	if err != nil {
-		if errors.Is(err, sqlite.ErrExists) {
+		if errors.Is(err, pdp.ErrExists) {
 			return err
 		}
 		return storeUnavailable(err)
@@ -123,7 +110,7 @@ func (s *Server) getSession(c echo.Context) error {
 	if err != nil {
 		return storeUnavailable(err)
 	}
-	if err := s.mayRead(c, id, fmt.Errorf("session %q: %w", id, sqlite.ErrNotFound)); err != nil {
+	if err := s.mayRead(c, id, fmt.Errorf("session %q: %w", id, pdp.ErrNotFound)); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, rec)
@@ -138,7 +125,7 @@ func (s *Server) mayRead(c echo.Context, sessionID string, notFound error) error
 		return nil
 	}
 	tree, err := s.cfg.Store.SessionTree(c.Request().Context(), sessionID)
-	if errors.Is(err, sqlite.ErrNotFound) {
+	if errors.Is(err, pdp.ErrNotFound) {
 		return s.hide(c, "session gone", notFound)
 	} else if err != nil {
 		return storeUnavailable(err)
@@ -158,7 +145,7 @@ func (s *Server) patchSession(c echo.Context) error {
 	if err := decodeJSON(c, &raw); err != nil {
 		return err
 	}
-	var patch sqlite.SessionPatch
+	var patch pdp.SessionPatch
 	for key, value := range raw {
 		if !slices.Contains(patchableFields, key) {
 			return fail(http.StatusBadRequest, "field_fixed", "%q cannot be changed; PATCH takes permission_level, mode and rules", key)
@@ -215,7 +202,7 @@ func (s *Server) listGrants(c echo.Context) error {
 		return storeUnavailable(err)
 	}
 	if grants == nil {
-		grants = []sqlite.GrantRecord{}
+		grants = []pdp.StoredGrant{}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"grants": grants})
 }

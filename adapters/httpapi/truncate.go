@@ -3,23 +3,15 @@ package httpapi
 import (
 	"unicode/utf8"
 
-	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/pdp"
 )
-
-// listedDecision is an item of GET /v1/decisions: the record, with long
-// strings cut.
-type listedDecision struct {
-	sqlite.DecisionRecord
-	// Truncated says that at least one string was cut to the list's
-	// limit; GET /v1/decisions/{id} has the record whole.
-	Truncated bool `json:"truncated,omitempty"`
-}
 
 // listDecision is rec as a list shows it: every argument string, and the
 // fingerprint, cwd and reason (which repeat parts of the call), cut to
 // limit bytes.
-func listDecision(rec sqlite.DecisionRecord, limit int) listedDecision {
-	item := listedDecision{DecisionRecord: rec}
+func listDecision(rec pdp.DecisionEvent, limit int) api.ListedEvent {
+	item := api.ListedEvent{Event: rec}
 	var cut [4]bool
 	item.Args, cut[0] = truncateArgs(rec.Args, limit)
 	item.Cwd, cut[1] = truncateString(rec.Cwd, limit)

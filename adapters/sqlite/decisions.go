@@ -7,71 +7,28 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/toolperm/pdp/pdp"
 )
 
-// The answers a person can give to an ask.
-const (
-	AllowOnce    = "allow_once"
-	AllowSession = "allow_session"
-	DenyAnswer   = "deny"
-)
-
-// ErrNotGrantable is the answer allow_session to a call without a
-// fingerprint: no grant can name it.
-var ErrNotGrantable = errors.New("the call is not grantable")
-
-// DecisionRecord is one audit event: the decision, the call it answered,
-// and the person's answer once given.
-type DecisionRecord struct {
-	pdp.Decision
-	Time      time.Time      `json:"time"`
-	SessionID string         `json:"session_id"`
-	Tool      string         `json:"tool"`
-	Args      map[string]any `json:"args"`
-	Cwd       string         `json:"cwd,omitempty"`
-	LatencyUS int64          `json:"latency_us"`
-	Answer    *Answer        `json:"answer"`
-}
-
-// Answer is a person's answer to an ask.
-type Answer struct {
-	Answer     string    `json:"answer"`
-	Channel    string    `json:"channel"`
-	AnsweredAt time.Time `json:"answered_at"`
-	GrantID    int64     `json:"grant_id,omitempty"`
-}
-
-// Filter selects decisions for listing, newest first.
-type Filter struct {
-	SessionID string
-	Decision  string
-	Source    string
-	Since     time.Time // only events at or after this time
-	Before    string    // a decision id: only older ones
-	Limit     int
-}
-
 const decisionColumns = `id, time, session_id, tool, capability, args, cwd, fingerprint, grantable, decision, source, rule, reason,
 	danger_verdict, danger_by, revision, latency_us, answer, answer_channel, answered_at, grant_id`
 
-// Decision returns one audit event, or ErrNotFound.
-func (s *Store) Decision(ctx context.Context, id string) (DecisionRecord, error) {
+// Decision returns one audit event, or pdp.ErrNotFound.
+func (s *Store) Decision(ctx context.Context, id string) (pdp.DecisionEvent, error) {
 	return s.decision(ctx, s.read, id)
 }
 
-func (s *Store) decision(ctx context.Context, db queryer, id string) (DecisionRecord, error) {
+func (s *Store) decision(ctx context.Context, db queryer, id string) (pdp.DecisionEvent, error) {
 	rec, err := scanDecision(db.QueryRowContext(ctx, `SELECT `+decisionColumns+` FROM decisions WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return rec, fmt.Errorf("decision %q: %w", id, ErrNotFound)
+		return rec, fmt.Errorf("decision %q: %w", id, pdp.ErrNotFound)
 	}
 	return rec, err
 }
 
 // Decisions lists audit events, newest first.
-func (s *Store) Decisions(ctx context.Context, f Filter) ([]DecisionRecord, error) {
+func (s *Store) Decisions(ctx context.Context, f pdp.DecisionFilter) ([]pdp.DecisionEvent, error) {
 	var where []string
 	var args []any
 	if f.SessionID != "" {
@@ -100,7 +57,7 @@ func (s *Store) Decisions(ctx context.Context, f Filter) ([]DecisionRecord, erro
 		return nil, fmt.Errorf("listing decisions: %w", err)
 	}
 	defer rows.Close()
-	out := []DecisionRecord{}
+	out := []pdp.DecisionEvent{}
 	for rows.Next() {
 		rec, err := scanDecision(rows)
 		if err != nil {
@@ -113,16 +70,16 @@ func (s *Store) Decisions(ctx context.Context, f Filter) ([]DecisionRecord, erro
 
 // AnswerDecision records a person's answer to an ask and, for
 // allow_session, creates the grant on the root of the session's tree, in
-// one transaction. ErrConflict when the decision was not an ask or is
-// already answered; ErrNotGrantable for allow_session on a call without
+// one transaction. pdp.ErrConflict when the decision was not an ask or is
+// already answered; pdp.ErrNotGrantable for allow_session on a call without
 // a fingerprint (nothing is written then).
-func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) (DecisionRecord, error) {
+func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) (pdp.DecisionEvent, error) {
 	rootID := ""
 	rec, err := s.Decision(ctx, id)
 	if err != nil {
 		return rec, err
 	}
-	if answer == AllowSession {
+	if answer == pdp.AllowSession {
 		if rootID, err = s.RootID(ctx, rec.SessionID); err != nil {
 			return rec, err
 		}
@@ -136,16 +93,16 @@ func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) 
 		return rec, err
 	}
 	if rec.Decision.Decision != pdp.Ask {
-		return rec, fmt.Errorf("decision %s was %s, not ask: %w", id, rec.Decision.Decision, ErrConflict)
+		return rec, fmt.Errorf("decision %s was %s, not ask: %w", id, rec.Decision.Decision, pdp.ErrConflict)
 	}
 	if rec.Answer != nil {
-		return rec, fmt.Errorf("decision %s was already answered %s: %w", id, rec.Answer.Answer, ErrConflict)
+		return rec, fmt.Errorf("decision %s was already answered %s: %w", id, rec.Answer.Answer, pdp.ErrConflict)
 	}
 	now := s.now()
 	var grantID any
-	if answer == AllowSession {
+	if answer == pdp.AllowSession {
 		if !rec.Grantable || rec.Fingerprint == nil || rec.Capability == nil {
-			return rec, fmt.Errorf("%w: %s", ErrNotGrantable, notGrantableReason(rec))
+			return rec, fmt.Errorf("%w: %s", pdp.ErrNotGrantable, notGrantableReason(rec))
 		}
 		var gid int64
 		err := tx.QueryRowContext(ctx, `INSERT INTO grants (session_id, capability, fingerprint, decision_id, created_at) VALUES (?,?,?,?,?)
@@ -166,14 +123,14 @@ func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) 
 	if grantID != nil {
 		s.trees.invalidate()
 	}
-	rec.Answer = &Answer{Answer: answer, Channel: channel, AnsweredAt: now}
+	rec.Answer = &pdp.Answer{Answer: answer, Channel: channel, AnsweredAt: now}
 	if gid, ok := grantID.(int64); ok {
 		rec.Answer.GrantID = gid
 	}
 	return rec, nil
 }
 
-func notGrantableReason(rec DecisionRecord) string {
+func notGrantableReason(rec pdp.DecisionEvent) string {
 	if rec.Capability == nil || *rec.Capability != "shell.exec" {
 		return "only shell commands can be allowed for the session; path capabilities never can"
 	}
@@ -182,8 +139,8 @@ func notGrantableReason(rec DecisionRecord) string {
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanDecision(row scanner) (DecisionRecord, error) {
-	var rec DecisionRecord
+func scanDecision(row scanner) (pdp.DecisionEvent, error) {
+	var rec pdp.DecisionEvent
 	var t, args string
 	var capability, fingerprint, dangerVerdict, dangerBy, answer, channel, answeredAt sql.NullString
 	var grantable int
@@ -206,7 +163,7 @@ func scanDecision(row scanner) (DecisionRecord, error) {
 		rec.Args = map[string]any{}
 	}
 	if answer.Valid {
-		rec.Answer = &Answer{Answer: answer.String, Channel: channel.String, AnsweredAt: parseTime(answeredAt.String), GrantID: grantID.Int64}
+		rec.Answer = &pdp.Answer{Answer: answer.String, Channel: channel.String, AnsweredAt: parseTime(answeredAt.String), GrantID: grantID.Int64}
 	}
 	return rec, nil
 }

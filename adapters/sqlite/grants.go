@@ -4,32 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
+
+	"github.com/toolperm/pdp/pdp"
 
 	"github.com/mattn/go-sqlite3"
 )
 
-// GrantRecord is a stored grant: calls of the session tree with this
-// capability and fingerprint run without asking.
-type GrantRecord struct {
-	ID          int64     `json:"id"`
-	SessionID   string    `json:"session_id"`
-	Capability  string    `json:"capability"`
-	Fingerprint string    `json:"fingerprint"`
-	DecisionID  string    `json:"decision_id,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-}
-
 // Grants lists the grants stored on a session, oldest first.
-func (s *Store) Grants(ctx context.Context, sessionID string) ([]GrantRecord, error) {
+func (s *Store) Grants(ctx context.Context, sessionID string) ([]pdp.StoredGrant, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT id, session_id, capability, fingerprint, COALESCE(decision_id, ''), created_at FROM grants WHERE session_id = ? ORDER BY id`, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("reading grants of %q: %w", sessionID, err)
 	}
 	defer rows.Close()
-	var out []GrantRecord
+	var out []pdp.StoredGrant
 	for rows.Next() {
-		var g GrantRecord
+		var g pdp.StoredGrant
 		var created string
 		if err := rows.Scan(&g.ID, &g.SessionID, &g.Capability, &g.Fingerprint, &g.DecisionID, &created); err != nil {
 			return nil, err
@@ -40,7 +30,7 @@ func (s *Store) Grants(ctx context.Context, sessionID string) ([]GrantRecord, er
 	return out, rows.Err()
 }
 
-// DeleteGrant removes a grant stored on sessionID; ErrNotFound when there
+// DeleteGrant removes a grant stored on sessionID; pdp.ErrNotFound when there
 // is no such grant there.
 func (s *Store) DeleteGrant(ctx context.Context, sessionID string, id int64) error {
 	res, err := s.write.ExecContext(ctx, `DELETE FROM grants WHERE id = ? AND session_id = ?`, id, sessionID)
@@ -48,7 +38,7 @@ func (s *Store) DeleteGrant(ctx context.Context, sessionID string, id int64) err
 		return fmt.Errorf("deleting grant %d: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("grant %d of session %q: %w", id, sessionID, ErrNotFound)
+		return fmt.Errorf("grant %d of session %q: %w", id, sessionID, pdp.ErrNotFound)
 	}
 	s.trees.invalidate()
 	return nil

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/toolperm/pdp/pdp"
 )
 
 // TestOldTimesAreRewrittenInTimeOrder: rows written before times were
@@ -46,7 +48,7 @@ func TestOldTimesAreRewrittenInTimeOrder(t *testing.T) {
 		}
 	}
 	since, _ := time.Parse(time.RFC3339, "2026-11-29T10:00:15Z")
-	list, err := s.Decisions(ctx, Filter{Since: since, Limit: 10})
+	list, err := s.Decisions(ctx, pdp.DecisionFilter{Since: since, Limit: 10})
 	if err != nil || len(list) != 3 {
 		t.Fatalf("since 10:00:15Z: %d decisions, %v", len(list), err)
 	}

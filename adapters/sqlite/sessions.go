@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/toolperm/pdp/pdp"
 )
@@ -15,37 +14,11 @@ import (
 // maxTreeDepth bounds how far a session's parents are followed.
 const maxTreeDepth = 32
 
-// SessionRecord is a stored session.
-type SessionRecord struct {
-	ID              string            `json:"id"`
-	PermissionLevel pdp.Level         `json:"permission_level"`
-	Mode            pdp.Mode          `json:"mode"`
-	ExecutionMode   pdp.ExecutionMode `json:"execution_mode"`
-	Workspace       string            `json:"workspace"`
-	Rules           map[string]string `json:"rules"`
-	ParentSessionID string            `json:"parent_session_id,omitempty"`
-	Scope           []string          `json:"scope,omitempty"`
-	AssessorModel   string            `json:"assessor_model,omitempty"`
-	// Owner is the dispatcher token that created the session; only it
-	// (or a person's channel) may use it. Empty: no single owner.
-	Owner     string    `json:"owner,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
-
-// SessionPatch changes what may change after creation; nil fields stay.
-type SessionPatch struct {
-	PermissionLevel *pdp.Level
-	Mode            *pdp.Mode
-	Rules           map[string]string // nil: unchanged; empty: no rules
-	RulesSet        bool
-}
-
 const sessionColumns = `id, permission_level, mode, execution_mode, workspace, rules, parent_session_id, scope, assessor_model, owner, created_at, updated_at`
 
-// CreateSession stores a new session; ErrExists when the id is taken,
-// ErrNotFound when its parent does not exist.
-func (s *Store) CreateSession(ctx context.Context, rec SessionRecord) (SessionRecord, error) {
+// CreateSession stores a new session; pdp.ErrExists when the id is taken,
+// pdp.ErrNotFound when its parent does not exist.
+func (s *Store) CreateSession(ctx context.Context, rec pdp.StoredSession) (pdp.StoredSession, error) {
 	now := s.now()
 	rec.CreatedAt, rec.UpdatedAt = now, now
 	rules, scope, err := encodeRulesScope(rec)
@@ -60,9 +33,9 @@ func (s *Store) CreateSession(ctx context.Context, rec SessionRecord) (SessionRe
 		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, parent, scope, rec.AssessorModel, rec.Owner, formatTime(now), formatTime(now))
 	switch {
 	case isConstraint(err, "UNIQUE"), isConstraint(err, "PRIMARY KEY"):
-		return rec, fmt.Errorf("session %q: %w", rec.ID, ErrExists)
+		return rec, fmt.Errorf("session %q: %w", rec.ID, pdp.ErrExists)
 	case isConstraint(err, "FOREIGN KEY"):
-		return rec, fmt.Errorf("parent session %q: %w", rec.ParentSessionID, ErrNotFound)
+		return rec, fmt.Errorf("parent session %q: %w", rec.ParentSessionID, pdp.ErrNotFound)
 	case err != nil:
 		return rec, fmt.Errorf("creating session %q: %w", rec.ID, err)
 	}
@@ -72,9 +45,9 @@ func (s *Store) CreateSession(ctx context.Context, rec SessionRecord) (SessionRe
 
 // EnsureSession returns the stored session with rec's id, creating it
 // from rec when there is none (the first decision of an unknown session).
-func (s *Store) EnsureSession(ctx context.Context, rec SessionRecord) (SessionRecord, error) {
+func (s *Store) EnsureSession(ctx context.Context, rec pdp.StoredSession) (pdp.StoredSession, error) {
 	got, err := s.GetSession(ctx, rec.ID)
-	if !errors.Is(err, ErrNotFound) {
+	if !errors.Is(err, pdp.ErrNotFound) {
 		return got, err
 	}
 	now := s.now()
@@ -103,8 +76,8 @@ func (s *Store) ClaimWorkspace(ctx context.Context, id, workspace string) error 
 	return nil
 }
 
-// GetSession returns one session, or ErrNotFound.
-func (s *Store) GetSession(ctx context.Context, id string) (SessionRecord, error) {
+// GetSession returns one session, or pdp.ErrNotFound.
+func (s *Store) GetSession(ctx context.Context, id string) (pdp.StoredSession, error) {
 	return s.getSession(ctx, s.read, id)
 }
 
@@ -112,15 +85,15 @@ type queryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func (s *Store) getSession(ctx context.Context, db queryer, id string) (SessionRecord, error) {
-	var rec SessionRecord
+func (s *Store) getSession(ctx context.Context, db queryer, id string) (pdp.StoredSession, error) {
+	var rec pdp.StoredSession
 	var rules string
 	var parent, scope sql.NullString
 	var created, updated string
 	err := db.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id).Scan(
 		&rec.ID, &rec.PermissionLevel, &rec.Mode, &rec.ExecutionMode, &rec.Workspace, &rules, &parent, &scope, &rec.AssessorModel, &rec.Owner, &created, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
-		return rec, fmt.Errorf("session %q: %w", id, ErrNotFound)
+		return rec, fmt.Errorf("session %q: %w", id, pdp.ErrNotFound)
 	}
 	if err != nil {
 		return rec, fmt.Errorf("reading session %q: %w", id, err)
@@ -148,11 +121,11 @@ func (s *Store) getSession(ctx context.Context, db queryer, id string) (SessionR
 	return rec, nil
 }
 
-// UpdateSession applies a patch; ErrNotFound when there is no session.
-func (s *Store) UpdateSession(ctx context.Context, id string, p SessionPatch) (SessionRecord, error) {
+// UpdateSession applies a patch; pdp.ErrNotFound when there is no session.
+func (s *Store) UpdateSession(ctx context.Context, id string, p pdp.SessionPatch) (pdp.StoredSession, error) {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
-		return SessionRecord{}, err
+		return pdp.StoredSession{}, err
 	}
 	defer tx.Rollback()
 	rec, err := s.getSession(ctx, tx, id)
@@ -201,7 +174,7 @@ func (s *Store) SessionTree(ctx context.Context, id string) (*pdp.Session, error
 }
 
 func (s *Store) loadTree(ctx context.Context, id string) (*pdp.Session, error) {
-	var chain []SessionRecord
+	var chain []pdp.StoredSession
 	for cur := id; cur != ""; {
 		if len(chain) >= maxTreeDepth {
 			return nil, fmt.Errorf("session %q: parents nest deeper than %d", id, maxTreeDepth)
@@ -219,7 +192,7 @@ func (s *Store) loadTree(ctx context.Context, id string) (*pdp.Session, error) {
 	}
 	var parent *pdp.Session
 	for i := len(chain) - 1; i >= 0; i-- {
-		sess := chain[i].Session()
+		sess := pdp.SessionOf(chain[i])
 		sess.Parent = parent
 		parent = sess
 	}
@@ -251,22 +224,7 @@ func (s *Store) RootID(ctx context.Context, id string) (string, error) {
 	}
 }
 
-// Session is the record as the engine sees it (without parent or grants).
-func (r SessionRecord) Session() *pdp.Session {
-	return &pdp.Session{
-		ID:              r.ID,
-		PermissionLevel: r.PermissionLevel,
-		Mode:            r.Mode,
-		ExecutionMode:   r.ExecutionMode,
-		Workspace:       r.Workspace,
-		Rules:           r.Rules,
-		Scope:           r.Scope,
-		AssessorModel:   r.AssessorModel,
-		Owner:           r.Owner,
-	}
-}
-
-func encodeRulesScope(rec SessionRecord) (string, any, error) {
+func encodeRulesScope(rec pdp.StoredSession) (string, any, error) {
 	rules := rec.Rules
 	if rules == nil {
 		rules = map[string]string{}
@@ -287,7 +245,7 @@ func encodeRulesScope(rec SessionRecord) (string, any, error) {
 }
 
 // ListSessions lists sessions, most recently updated first.
-func (s *Store) ListSessions(ctx context.Context, limit int) ([]SessionRecord, error) {
+func (s *Store) ListSessions(ctx context.Context, limit int) ([]pdp.StoredSession, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT id FROM sessions ORDER BY updated_at DESC, id LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing sessions: %w", err)
@@ -302,7 +260,7 @@ func (s *Store) ListSessions(ctx context.Context, limit int) ([]SessionRecord, e
 		ids = append(ids, id)
 	}
 	rows.Close()
-	out := []SessionRecord{}
+	out := []pdp.StoredSession{}
 	for _, id := range ids {
 		rec, err := s.GetSession(ctx, id)
 		if err != nil {

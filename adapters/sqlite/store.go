@@ -12,13 +12,8 @@ import (
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
 )
 
-// Errors a caller can branch on.
-var (
-	ErrNotFound = errors.New("not found")
-	ErrExists   = errors.New("already exists")
-	ErrConflict = errors.New("conflict")
-	ErrClosed   = errors.New("store is closed")
-)
+// ErrClosed is the error of a store used after Close.
+var ErrClosed = errors.New("store is closed")
 
 // Options tune the store; the zero value is sane.
 type Options struct {

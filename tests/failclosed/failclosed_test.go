@@ -163,7 +163,7 @@ func run(t *testing.T, s setup) (int, map[string]any) {
 			t.Fatal(err)
 		}
 		for _, id := range []string{"fc", "smart"} {
-			if _, err := st.CreateSession(ctx, sqlite.SessionRecord{ID: id, PermissionLevel: pdp.ReadOnly, Mode: pdp.OnDemand, ExecutionMode: pdp.Local, Workspace: "/w"}); err != nil {
+			if _, err := st.CreateSession(ctx, pdp.StoredSession{ID: id, PermissionLevel: pdp.ReadOnly, Mode: pdp.OnDemand, ExecutionMode: pdp.Local, Workspace: "/w"}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -186,7 +186,7 @@ func run(t *testing.T, s setup) (int, map[string]any) {
 		call = read
 	}
 	if call["session_id"] == "smart" && len(s.store.Pragmas) == 0 {
-		if _, err := store.CreateSession(ctx, sqlite.SessionRecord{ID: "smart", PermissionLevel: pdp.Smart, Mode: pdp.OnDemand, ExecutionMode: pdp.Local, Workspace: "/w"}); err != nil {
+		if _, err := store.CreateSession(ctx, pdp.StoredSession{ID: "smart", PermissionLevel: pdp.Smart, Mode: pdp.OnDemand, ExecutionMode: pdp.Local, Workspace: "/w"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -206,7 +206,7 @@ func run(t *testing.T, s setup) (int, map[string]any) {
 		if s.cancelAfter > 0 {
 			// The caller is gone; the server must not have recorded an allow either.
 			time.Sleep(300 * time.Millisecond)
-			list, _ := store.Decisions(ctx, sqlite.Filter{Limit: 10})
+			list, _ := store.Decisions(ctx, pdp.DecisionFilter{Limit: 10})
 			for _, ev := range list {
 				if ev.Decision.Decision == pdp.Allow {
 					return 0, map[string]any{"decision": "allow"}

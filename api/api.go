@@ -1,0 +1,218 @@
+// Package api holds the wire types of the toolperm HTTP API: the JSON
+// shapes the server encodes and the Go client decodes, and the words of
+// the vocabulary they carry (decisions, levels, modes, answers). It
+// depends on nothing but the standard library, so a client can use it
+// without pulling in the policy engine. The core (package pdp) names its
+// records with these types, so each shape is written once.
+package api
+
+import "time"
+
+// Level is a session's permission level for LOCAL tools.
+type Level string
+
+// The four permission levels, strictest first; READ_ONLY is the default.
+const (
+	ReadOnly  Level = "READ_ONLY"
+	ReadWrite Level = "READ_WRITE"
+	Smart     Level = "SMART"
+	Full      Level = "FULL"
+)
+
+// Mode is a session's confirmation mode.
+type Mode string
+
+// The three modes; on-demand is the default.
+const (
+	AlwaysAsk Mode = "always-ask"
+	OnDemand  Mode = "on-demand"
+	AllowAll  Mode = "allow-all"
+)
+
+// ExecutionMode says where a session's tools run; fixed at creation.
+type ExecutionMode string
+
+// LOCAL tools run on the user's machine under the level; CLOUD tools run
+// in the server's sandbox.
+const (
+	Local ExecutionMode = "LOCAL"
+	Cloud ExecutionMode = "CLOUD"
+)
+
+// The answers a decision can carry.
+const (
+	Allow = "allow"
+	Ask   = "ask"
+	Deny  = "deny"
+)
+
+// The answers a person can give to an ask.
+const (
+	AllowOnce    = "allow_once"
+	AllowSession = "allow_session"
+	DenyAnswer   = "deny"
+)
+
+// DecideRequest is POST /v1/decide: one tool call a dispatcher asks about.
+type DecideRequest struct {
+	SessionID  string         `json:"session_id"`
+	Tool       string         `json:"tool,omitempty"`
+	Capability string         `json:"capability,omitempty"`
+	Args       map[string]any `json:"args,omitempty"`
+	Cwd        string         `json:"cwd,omitempty"`
+}
+
+// Danger is the danger verdict of a shell command and who gave it.
+type Danger struct {
+	Verdict string `json:"verdict"` // SAFE or DANGEROUS
+	By      string `json:"by"`      // llm, cache, screen, error, unavailable
+}
+
+// TraceStep is one step of the decision chain and what happened there.
+type TraceStep struct {
+	Step    string `json:"step"`
+	Outcome string `json:"outcome"` // pass, decided, not_reached
+}
+
+// RuleMatch is the rule one layer resolved to.
+type RuleMatch struct {
+	Pattern string `json:"pattern"`
+	Action  string `json:"action"`
+}
+
+// Decision is the answer to a DecideRequest. Every field is always
+// present in its JSON form; Trace and Matches only when an explanation was
+// asked for.
+type Decision struct {
+	DecisionID   string  `json:"decision_id"`
+	Decision     string  `json:"decision"`
+	NeedApproval bool    `json:"need_approval"`
+	Source       string  `json:"source"`
+	Rule         string  `json:"rule"`
+	Reason       string  `json:"reason"`
+	Capability   *string `json:"capability"`
+	Fingerprint  *string `json:"fingerprint"`
+	Grantable    bool    `json:"grantable"`
+	Danger       *Danger `json:"danger"`
+	Revision     string  `json:"revision"`
+
+	Trace   []TraceStep          `json:"trace,omitempty"`
+	Matches map[string]RuleMatch `json:"matches,omitempty"`
+}
+
+// Answer is a person's answer to an ask.
+type Answer struct {
+	Answer     string    `json:"answer"`
+	Channel    string    `json:"channel"`
+	AnsweredAt time.Time `json:"answered_at"`
+	GrantID    int64     `json:"grant_id,omitempty"`
+}
+
+// AnswerRequest is POST /v1/decisions/{id}/answer.
+type AnswerRequest struct {
+	Answer  string `json:"answer"`
+	Channel string `json:"channel"`
+}
+
+// Event is one audit event: the decision, the call it answered, and the
+// person's answer once given (GET /v1/decisions/{id}).
+type Event struct {
+	Decision
+	Time      time.Time      `json:"time"`
+	SessionID string         `json:"session_id"`
+	Tool      string         `json:"tool"`
+	Args      map[string]any `json:"args"`
+	Cwd       string         `json:"cwd,omitempty"`
+	LatencyUS int64          `json:"latency_us"`
+	Answer    *Answer        `json:"answer"`
+}
+
+// ListedEvent is an item of GET /v1/decisions: the event with every
+// string over the list's limit cut.
+type ListedEvent struct {
+	Event
+	// Truncated says that at least one string was cut; GET
+	// /v1/decisions/{id} has the event whole.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Page is GET /v1/decisions: events newest first, and the id to pass as
+// before= for the next page.
+type Page struct {
+	Decisions  []ListedEvent `json:"decisions"`
+	NextBefore string        `json:"next_before,omitempty"`
+}
+
+// NewSession is POST /v1/sessions; empty fields take the defaults (a
+// sub-agent's workspace and execution mode: its parent's).
+type NewSession struct {
+	ID              string            `json:"id,omitempty"`
+	PermissionLevel Level             `json:"permission_level,omitempty"`
+	Mode            Mode              `json:"mode,omitempty"`
+	ExecutionMode   ExecutionMode     `json:"execution_mode,omitempty"`
+	Workspace       string            `json:"workspace,omitempty"`
+	Rules           map[string]string `json:"rules,omitempty"`
+	ParentSessionID string            `json:"parent_session_id,omitempty"`
+	Scope           []string          `json:"scope,omitempty"`
+	AssessorModel   string            `json:"assessor_model,omitempty"`
+}
+
+// Session is a stored session (GET /v1/sessions/{id}).
+type Session struct {
+	ID              string            `json:"id"`
+	PermissionLevel Level             `json:"permission_level"`
+	Mode            Mode              `json:"mode"`
+	ExecutionMode   ExecutionMode     `json:"execution_mode"`
+	Workspace       string            `json:"workspace"`
+	Rules           map[string]string `json:"rules"`
+	ParentSessionID string            `json:"parent_session_id,omitempty"`
+	Scope           []string          `json:"scope,omitempty"`
+	AssessorModel   string            `json:"assessor_model,omitempty"`
+	// Owner names the dispatcher token that created the session; only it
+	// (or a person's channel) may use it. Empty: no single owner.
+	Owner     string    `json:"owner,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// SessionChange is PATCH /v1/sessions/{id}: nil fields stay as they are;
+// an empty rules object removes every rule.
+type SessionChange struct {
+	PermissionLevel *Level             `json:"permission_level,omitempty"`
+	Mode            *Mode              `json:"mode,omitempty"`
+	Rules           *map[string]string `json:"rules,omitempty"`
+}
+
+// Grant is a stored grant: calls of the session tree with this capability
+// and fingerprint run without asking.
+type Grant struct {
+	ID          int64     `json:"id"`
+	SessionID   string    `json:"session_id"`
+	Capability  string    `json:"capability"`
+	Fingerprint string    `json:"fingerprint"`
+	DecisionID  string    `json:"decision_id,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// AccessEvent is a request refused by access control.
+type AccessEvent struct {
+	Time   time.Time `json:"time"`
+	Method string    `json:"method"`
+	Route  string    `json:"route"`
+	Code   int       `json:"code"`
+	Token  string    `json:"token,omitempty"` // the token's name; empty when unknown
+	Reason string    `json:"reason"`
+	Remote string    `json:"remote"`
+}
+
+// Error is the body of every 4xx and 5xx answer.
+type Error struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is a stable code a client can branch on and a message a
+// person can act on.
+type ErrorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}

@@ -1,0 +1,118 @@
+package pdp
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/toolperm/pdp/api"
+)
+
+// The records the store keeps. Their JSON form is the API's (package api),
+// so each shape is written once; a storage backend maps its columns to
+// them and a column rename changes nothing a client sees.
+type (
+	// StoredSession is a session as stored: its settings and owner.
+	StoredSession = api.Session
+	// DecisionEvent is one audit event with the person's answer, if any.
+	DecisionEvent = api.Event
+	// Answer is a person's answer to an ask.
+	Answer = api.Answer
+	// StoredGrant is a grant as stored on the root of a session tree.
+	StoredGrant = api.Grant
+	// AccessEvent is a request refused by access control.
+	AccessEvent = api.AccessEvent
+)
+
+// The answers a person can give to an ask.
+const (
+	AllowOnce    = api.AllowOnce
+	AllowSession = api.AllowSession
+	DenyAnswer   = api.DenyAnswer
+)
+
+// Errors the stores return and callers branch on.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrExists   = errors.New("already exists")
+	ErrConflict = errors.New("conflict")
+	// ErrNotGrantable is the answer allow_session to a call without a
+	// fingerprint: no grant can name it.
+	ErrNotGrantable = errors.New("the call is not grantable")
+)
+
+// SessionPatch changes what may change after creation; nil fields stay.
+type SessionPatch struct {
+	PermissionLevel *Level
+	Mode            *Mode
+	Rules           map[string]string // with RulesSet: the new rules (empty: none)
+	RulesSet        bool
+}
+
+// DecisionFilter selects decisions for listing, newest first; zero values
+// select everything.
+type DecisionFilter struct {
+	SessionID string
+	Decision  string
+	Source    string
+	Since     time.Time // only events at or after this time
+	Before    string    // a decision id: only older ones
+	Limit     int
+}
+
+// SessionOf is a stored session as the engine sees it, without its
+// parent or grants.
+func SessionOf(r StoredSession) *Session {
+	return &Session{
+		ID:              r.ID,
+		PermissionLevel: r.PermissionLevel,
+		Mode:            r.Mode,
+		ExecutionMode:   r.ExecutionMode,
+		Workspace:       r.Workspace,
+		Rules:           r.Rules,
+		Scope:           r.Scope,
+		AssessorModel:   r.AssessorModel,
+		Owner:           r.Owner,
+	}
+}
+
+// SessionStore keeps sessions and their trees.
+type SessionStore interface {
+	// CreateSession stores a new session; ErrExists when the id is taken.
+	CreateSession(ctx context.Context, s StoredSession) (StoredSession, error)
+	// EnsureSession creates the session unless one with its id exists,
+	// and returns the stored one either way.
+	EnsureSession(ctx context.Context, s StoredSession) (StoredSession, error)
+	// ClaimWorkspace sets the workspace of a session that has none.
+	ClaimWorkspace(ctx context.Context, id, workspace string) error
+	GetSession(ctx context.Context, id string) (StoredSession, error)
+	UpdateSession(ctx context.Context, id string, p SessionPatch) (StoredSession, error)
+	// SessionTree loads a session with its parents and the grants of its
+	// tree, ready to decide in; ErrNotFound for an unknown id.
+	SessionTree(ctx context.Context, id string) (*Session, error)
+	// RootID is the id of the root of the session's tree.
+	RootID(ctx context.Context, id string) (string, error)
+	ListSessions(ctx context.Context, limit int) ([]StoredSession, error)
+}
+
+// DecisionStore reads the audit trail and records answers.
+type DecisionStore interface {
+	Decision(ctx context.Context, id string) (DecisionEvent, error)
+	Decisions(ctx context.Context, f DecisionFilter) ([]DecisionEvent, error)
+	// AnswerDecision records a person's answer to an ask, exactly once
+	// (ErrConflict for a second answer); allow_session also stores a
+	// grant on the root session (ErrNotGrantable without a fingerprint).
+	AnswerDecision(ctx context.Context, id, answer, channel string) (DecisionEvent, error)
+}
+
+// GrantStore lists and revokes grants.
+type GrantStore interface {
+	Grants(ctx context.Context, sessionID string) ([]StoredGrant, error)
+	DeleteGrant(ctx context.Context, sessionID string, id int64) error
+}
+
+// AccessLog records refused requests.
+type AccessLog interface {
+	RecordAccessDenied(ctx context.Context, ev AccessEvent) error
+	AccessEvents(ctx context.Context, limit int) ([]AccessEvent, error)
+}
