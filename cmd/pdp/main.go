@@ -25,5 +25,7 @@ func rootCommand() *cobra.Command {
 	}
 	root.PersistentFlags().String("config", "config.yaml", "configuration file (a missing default file means built-in defaults)")
 	root.AddCommand(serveCommand(), decideCommand(), hookCommand())
+	root.AddCommand(mcpProxyCommand())
+	root.AddCommand(asksCommand(), answerCommand(), levelCommand())
 	return root
 }

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolperm/pdp/adapters/httpapi"
+	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/shell"
+	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/client"
+	"github.com/toolperm/pdp/pdp"
+	"github.com/toolperm/pdp/policies"
+)
+
+// The example against the real API: the read in the workspace runs, the
+// read outside it does not, the shell command runs once a person allows it.
+func TestDispatcher(t *testing.T) {
+	ctx := context.Background()
+	policy, err := pdp.LoadFS(ctx, policies.FS, "builtin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "pdp.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{}}), Store: store}))
+	defer srv.Close()
+
+	go func() { // the person
+		c := client.New(srv.URL)
+		for range 200 {
+			time.Sleep(20 * time.Millisecond)
+			page, err := c.Decisions(ctx, client.Filter{Decision: client.Ask, Limit: 1})
+			if err == nil && len(page.Decisions) == 1 {
+				_, _ = c.Answer(ctx, page.Decisions[0].DecisionID, client.AllowOnce, "test")
+				return
+			}
+		}
+	}()
+	var out bytes.Buffer
+	if err := run(ctx, config{url: srv.URL, session: "example", wait: 10 * time.Second}, &out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"read_file map[path:go.mod]\n  → ran read_file",
+		"read_file map[path:/etc/passwd]\n  → not run: denied",
+		"waiting up to 10s for a person",
+		"shell map[command:git status]\n  → ran shell",
+	} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("%q not in:\n%s", want, got)
+		}
+	}
+}
