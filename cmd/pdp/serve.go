@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/toolperm/pdp/adapters/decisionlog"
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
@@ -110,9 +111,26 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 	if assess == nil {
 		logger.Warn("no assessor configured (assessor.url): SMART sessions ask before every shell command")
 	}
+	var audit pdp.AuditLog = store
+	if cfg.DecisionLog.Path != "" {
+		dlog, err := decisionlog.Open(cfg.DecisionLog.Path, decisionlog.Options{Mask: cfg.DecisionLog.Mask, ReplicaID: cfg.DecisionLog.ReplicaID, Logger: logger})
+		if err != nil {
+			return err
+		}
+		// Deferred after the store's close, so it runs before it, once the
+		// server has stopped: every line of an answered decision is written.
+		defer func() {
+			if err := dlog.Close(); err != nil {
+				logger.Error("closing the decision log", "err", err)
+			}
+			st := dlog.Stats()
+			logger.Info("decision log closed", "lines", st.Lines, "dropped", st.Dropped)
+		}()
+		audit = decisionlog.Tee(store, dlog)
+	}
 	engine := pdp.New(nil, pdp.Components{
 		Assessor:    assess,
-		Audit:       store,
+		Audit:       audit,
 		Shell:       shell.Parser{},
 		Workspace:   workspaceResolver(cfg.Paths),
 		Logger:      logger,

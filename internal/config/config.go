@@ -28,6 +28,20 @@ type Config struct {
 	Auth     Auth     `yaml:"auth"`
 	Metrics  Metrics  `yaml:"metrics"`
 	Log      Log      `yaml:"log"`
+	// DecisionLog exports every decision in OPA's decision-log format.
+	DecisionLog DecisionLog `yaml:"decision_log"`
+}
+
+// DecisionLog exports every decision as a JSON line in OPA's
+// decision-log event format; off without a path.
+type DecisionLog struct {
+	// Path is the file lines are appended to, or "-" for standard output.
+	Path string `yaml:"path"`
+	// Mask lists argument keys whose values are written as "***", at any
+	// depth, whatever their case.
+	Mask []string `yaml:"mask"`
+	// ReplicaID is the events' labels.id; empty: the host name.
+	ReplicaID string `yaml:"replica_id"`
 }
 
 // Auth holds the bearer tokens; none means no access control, which the
@@ -152,8 +166,9 @@ func Default() Config {
 			Timeout: 2 * time.Second, MaxTokens: 4, CacheSize: 10000, CacheTTL: time.Hour,
 			MaxCommandBytes: 4096, BreakerFailures: 5, BreakerCooldown: 30 * time.Second,
 		},
-		Auth: Auth{Tokens: []Token{}},
-		Log:  Log{Level: "info", Format: "text"},
+		Auth:        Auth{Tokens: []Token{}},
+		Log:         Log{Level: "info", Format: "text"},
+		DecisionLog: DecisionLog{Mask: []string{}},
 	}
 }
 
