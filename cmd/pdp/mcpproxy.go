@@ -366,7 +366,7 @@ func (p *mcpProxy) decide(ctx context.Context, call toolCall) (bool, string) {
 // the server caps one wait (server.max_wait), so it asks again while
 // time is left.
 func (p *mcpProxy) awaitPerson(ctx context.Context, call toolCall, d client.Decision) (bool, string) {
-	unanswered := fmt.Sprintf("toolperm: not run: %s and no one answered within %s (rule %s, decision %s)", d.Reason, p.flags.wait, d.Rule, d.DecisionID)
+	unanswered := fmt.Sprintf("toolperm: not run: no one answered within %s. %s (rule %s, decision %s)", p.flags.wait, d.Reason, d.Rule, d.DecisionID)
 	deadline := time.Now().Add(p.flags.wait)
 	for {
 		left := time.Until(deadline).Truncate(time.Millisecond)
@@ -382,7 +382,7 @@ func (p *mcpProxy) awaitPerson(ctx context.Context, call toolCall, d client.Deci
 		}
 		if err != nil {
 			p.logf("tools/call %s: waiting for decision %s: %v", call.name, d.DecisionID, err)
-			return false, fmt.Sprintf("toolperm: not run: %s, and waiting for a person's answer failed (%v; decision %s)", d.Reason, err, d.DecisionID)
+			return false, fmt.Sprintf("toolperm: not run: waiting for a person's answer failed (%v). %s (rule %s, decision %s)", err, d.Reason, d.Rule, d.DecisionID)
 		}
 		if ev.Answer == nil {
 			// A server that ends waits early is not asked in a busy loop.
