@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/client"
@@ -24,7 +25,7 @@ import (
 func realServer(t *testing.T) http.Handler {
 	t.Helper()
 	ctx := context.Background()
-	policy, err := pdp.LoadFS(ctx, policies.FS, "builtin")
+	policy, err := policysource.LoadFS(ctx, policies.FS, "builtin")
 	if err != nil {
 		t.Fatal(err)
 	}

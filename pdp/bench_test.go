@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
@@ -98,7 +99,7 @@ func policyWithRules(b *testing.B, n int) *pdp.Policy {
 	}
 	data, _ := json.Marshal(doc)
 	fsys["data.json"] = &fstest.MapFile{Data: data}
-	p, err := pdp.LoadFS(context.Background(), fsys, fmt.Sprintf("rules=%d", n))
+	p, err := policysource.LoadFS(context.Background(), fsys, fmt.Sprintf("rules=%d", n))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -210,18 +210,3 @@ func (e *Engine) Simulate(ctx context.Context, call Call, assess bool) (Decision
 	call.Explain = true
 	return sim.Decide(ctx, call)
 }
-
-// FillWorkspaces gives an inline session, and each of its parents, the
-// request's cwd as workspace when it names none, as an auto-created
-// session gets its first cwd. A nil session becomes one with defaults.
-func FillWorkspaces(s *Session, cwd string) *Session {
-	if s == nil {
-		s = &Session{}
-	}
-	for cur := s; cur != nil; cur = cur.Parent {
-		if cur.Workspace == "" {
-			cur.Workspace = cwd
-		}
-	}
-	return s
-}

@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
@@ -16,7 +17,7 @@ import (
 
 func builtinPolicy(t testing.TB) *pdp.Policy {
 	t.Helper()
-	p, err := pdp.LoadFS(context.Background(), policies.FS, "builtin")
+	p, err := policysource.LoadFS(context.Background(), policies.FS, "builtin")
 	if err != nil {
 		t.Fatalf("loading the built-in policy: %v", err)
 	}
@@ -269,7 +270,7 @@ func TestPolicyFailuresDeny(t *testing.T) {
 	conflict := fstest.MapFS{"p.rego": {Data: []byte("package toolperm\n\ndecision := answer\n\nanswer := {\"decision\": \"allow\"} if input.tool\nanswer := {\"decision\": \"deny\"} if input.tool\n")}}
 	for name, fsys := range map[string]fstest.MapFS{"wrong shape": wrongShape, "unknown answer": unknownAnswer, "undefined": undefined, "needs forever": needsForever, "eval conflict": conflict} {
 		t.Run(name, func(t *testing.T) {
-			p, err := pdp.LoadFS(context.Background(), fsys, name)
+			p, err := policysource.LoadFS(context.Background(), fsys, name)
 			if err != nil {
 				t.Fatalf("compile: %v", err)
 			}
@@ -305,7 +306,7 @@ func TestSwapKeepsTheLastGoodPolicy(t *testing.T) {
 	if e.Policy() != good {
 		t.Fatal("the active policy changed")
 	}
-	if _, err := pdp.LoadFS(context.Background(), fstest.MapFS{"p.rego": {Data: []byte("package toolperm\n\ndecision := answer\n\nanswer := x")}}, "bad"); err == nil {
+	if _, err := policysource.LoadFS(context.Background(), fstest.MapFS{"p.rego": {Data: []byte("package toolperm\n\ndecision := answer\n\nanswer := x")}}, "bad"); err == nil {
 		t.Fatal("a policy that does not compile compiled")
 	}
 	denyAll := fstest.MapFS{"p.rego": {Data: []byte(`package toolperm
@@ -314,7 +315,7 @@ decision := answer
 
 answer := {"decision": "deny", "source": "config", "rule": "ALL", "reason": "Everything is denied.", "capability": null, "fingerprint": null, "grantable": false, "danger": null, "needs": []}
 `)}}
-	p, err := pdp.LoadFS(context.Background(), denyAll, "deny-all")
+	p, err := policysource.LoadFS(context.Background(), denyAll, "deny-all")
 	if err != nil {
 		t.Fatal(err)
 	}

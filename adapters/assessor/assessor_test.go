@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolperm/pdp/adapters/assessor"
 	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
@@ -101,7 +102,7 @@ func newAssessor(t *testing.T, cs *chatServer, mod func(*assessor.Config)) *asse
 
 func newEngine(t *testing.T, a pdp.Assessor) *pdp.Engine {
 	t.Helper()
-	p, err := pdp.LoadFS(context.Background(), policies.FS, "builtin")
+	p, err := policysource.LoadFS(context.Background(), policies.FS, "builtin")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -134,33 +135,6 @@ func (s *Server) refuse(c echo.Context, code int, token, reason string) {
 	s.cfg.Logger.Warn("access denied", "code", code, "method", ev.Method, "route", ev.Route, "token", token, "remote", ev.Remote)
 }
 
-// modeLooseness orders modes by what they let through: on-demand denies
-// what no rule covers, always-ask asks, allow-all allows.
-var modeLooseness = map[pdp.Mode]int{pdp.OnDemand: 0, pdp.AlwaysAsk: 1, pdp.AllowAll: 2}
-
-// dispatcherMayCreate checks that a session a dispatcher creates is no
-// looser than the configured defaults: its level and mode at most as
-// permissive, only deny rules (any other rule could open what the
-// defaults deny), and the configured assessor model. Execution mode, workspace, parent and scope are the
-// dispatcher's to say: it knows where its tools run.
-func (s *Server) dispatcherMayCreate(c echo.Context, level pdp.Level, mode pdp.Mode, rules map[string]string, assessorModel string) error {
-	if assessorModel != "" {
-		return s.forbid(c, "assessor model", "a dispatcher may not choose the assessor's model")
-	}
-	if slices.Index(pdp.Levels, level) > slices.Index(pdp.Levels, s.cfg.DefaultLevel) {
-		return s.forbid(c, "looser level", "a dispatcher may not create a session above the default level %s", s.cfg.DefaultLevel)
-	}
-	if modeLooseness[mode] > modeLooseness[s.cfg.DefaultMode] {
-		return s.forbid(c, "looser mode", "a dispatcher may not create a session with a mode looser than the default %s", s.cfg.DefaultMode)
-	}
-	for pattern, action := range rules {
-		if action != pdp.Deny {
-			return s.forbid(c, "non-deny rule", "a dispatcher may only add deny rules; %q is %s", pattern, action)
-		}
-	}
-	return nil
-}
-
 // sameOrigin keeps web pages on other sites away from the API: a request
 // a browser sends from another origin is refused, and without tokens
 // (where the network is the only protection) so is one addressed to a
@@ -203,53 +177,16 @@ func IsLoopback(hostport string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// owner is the owner a session created by this caller gets: the token's
-// name for a dispatcher, nobody for a person's channel or an open server.
-func (c caller) owner() string {
-	if c.open || c.has(User) {
-		return ""
-	}
-	return c.name
-}
-
-// mayUse reports whether the caller may decide in a session owned by owner.
-func (c caller) mayUse(owner string) bool {
-	return owner == "" || c.open || c.has(User) || owner == c.name
-}
-
-// readsAll reports whether the caller may read every session and
-// decision: a person's channel, an auditor, an admin, or anyone on an open
-// server. A dispatcher reads only what it may use.
-func (c caller) readsAll() bool {
-	return c.open || c.has(User, Auditor)
-}
-
-// mayUseTree checks every session of a tree against the caller; the
-// first one it may not use is returned.
-func (c caller) mayUseTree(session *pdp.Session) (*pdp.Session, bool) {
-	for cur := session; cur != nil; cur = cur.Parent {
-		if !c.mayUse(cur.Owner) {
-			return cur, false
-		}
-	}
-	return nil, true
+// core is the caller as the core's session rules see it.
+func (c caller) core() pdp.Caller {
+	return pdp.Caller{Name: c.name, Person: c.open || c.has(User), ReadsAll: c.open || c.has(User, Auditor)}
 }
 
 // forbid refuses a request the caller's role allows but its content does
-// not (a looser session, another dispatcher's session, a simulation that
-// would call the LLM): 403, recorded like a refusal of the role check.
-func (s *Server) forbid(c echo.Context, reason, format string, args ...any) error {
-	s.refuse(c, http.StatusForbidden, callerOf(c).name, reason)
-	return fail(http.StatusForbidden, "forbidden", format, args...)
-}
-
-// hide answers a read of something the caller may not see exactly as a
-// read of something that does not exist (notFound is that error), so an
-// id cannot be probed by status code; the refusal is recorded with its
-// real reason.
-func (s *Server) hide(c echo.Context, reason string, notFound error) error {
-	s.refuse(c, http.StatusNotFound, callerOf(c).name, reason)
-	return notFound
+// not: 403, recorded like a refusal of the role check (handleError
+// records every pdp.Refusal).
+func forbid(reason, format string, args ...any) error {
+	return &pdp.Refusal{Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
 // window is a per-second counter with a limit.

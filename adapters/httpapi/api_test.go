@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/policysource"
 	shellfacts "github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/pdp"
@@ -40,7 +41,7 @@ func startService(t *testing.T, dbPath string) *service {
 func startServiceWith(t *testing.T, dbPath string, configure func(*httpapi.Config, *pdp.Components)) *service {
 	t.Helper()
 	ctx := context.Background()
-	policy, err := pdp.LoadFS(ctx, policies.FS, "builtin")
+	policy, err := policysource.LoadFS(ctx, policies.FS, "builtin")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
@@ -68,7 +69,7 @@ func denyReadsPolicy(t *testing.T) *pdp.Policy {
 	_ = json.Unmarshal(files["data.json"].Data, &data)
 	data["rules"].(map[string]any)["fs.read"] = "deny"
 	files["data.json"].Data, _ = json.Marshal(data)
-	p, err := pdp.LoadFS(context.Background(), files, "deny-reads")
+	p, err := policysource.LoadFS(context.Background(), files, "deny-reads")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -336,10 +336,10 @@ func TestListsCutLongArguments(t *testing.T) {
 func TestSubAgentChainsHaveAMaximumDepth(t *testing.T) {
 	s := newService(t)
 	s.mustStatus(201, "POST", "/v1/sessions", map[string]any{"id": "c0", "workspace": "/w"})
-	for i := 1; i <= httpapi.MaxSubAgentDepth; i++ {
+	for i := 1; i <= pdp.MaxSubAgentDepth; i++ {
 		s.mustStatus(201, "POST", "/v1/sessions", map[string]any{"id": fmt.Sprintf("c%d", i), "parent_session_id": fmt.Sprintf("c%d", i-1)})
 	}
-	deepest := fmt.Sprintf("c%d", httpapi.MaxSubAgentDepth)
+	deepest := fmt.Sprintf("c%d", pdp.MaxSubAgentDepth)
 	// Everything that could be created can be decided in.
 	expectDecision(t, s.decide(map[string]any{"session_id": deepest, "tool": "read_file", "args": map[string]any{"path": "a"}, "cwd": "/w"}), "allow", "level")
 	code, body := s.call("POST", "/v1/sessions", map[string]any{"parent_session_id": deepest})
@@ -347,11 +347,11 @@ func TestSubAgentChainsHaveAMaximumDepth(t *testing.T) {
 		t.Fatalf("one deeper: %d %v", code, body)
 	}
 	// Another branch of the tree meets the same limit.
-	s.mustStatus(201, "POST", "/v1/sessions", map[string]any{"id": "b1", "parent_session_id": fmt.Sprintf("c%d", httpapi.MaxSubAgentDepth-1)})
+	s.mustStatus(201, "POST", "/v1/sessions", map[string]any{"id": "b1", "parent_session_id": fmt.Sprintf("c%d", pdp.MaxSubAgentDepth-1)})
 	s.mustStatus(400, "POST", "/v1/sessions", map[string]any{"id": "b2", "parent_session_id": "b1"})
 	// The reproduction: a 34-deep chain is refused long before it exists.
-	for i := httpapi.MaxSubAgentDepth + 1; i <= 34; i++ {
+	for i := pdp.MaxSubAgentDepth + 1; i <= 34; i++ {
 		s.mustStatus(400, "POST", "/v1/sessions", map[string]any{"id": fmt.Sprintf("c%d", i), "parent_session_id": fmt.Sprintf("c%d", i-1)})
 	}
-	s.mustStatus(404, "GET", fmt.Sprintf("/v1/sessions/c%d", httpapi.MaxSubAgentDepth+1), nil)
+	s.mustStatus(404, "GET", fmt.Sprintf("/v1/sessions/c%d", pdp.MaxSubAgentDepth+1), nil)
 }

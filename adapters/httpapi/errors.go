@@ -31,6 +31,16 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
+	var refused *pdp.Refusal
+	if errors.As(err, &refused) {
+		// A refusal of what the request holds is recorded like one of the
+		// role check; a hidden one as the 404 it answers.
+		code := http.StatusForbidden
+		if refused.Hidden != nil {
+			code = http.StatusNotFound
+		}
+		s.refuse(c, code, callerOf(c).name, refused.Reason)
+	}
 	ae := classify(err)
 	if ae.Status >= 500 {
 		s.cfg.Logger.Error("request failed", "method", c.Request().Method, "path", c.Path(), "status", ae.Status, "err", err)
@@ -47,10 +57,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 func classify(err error) *apiError {
 	var ae *apiError
 	var bad *pdp.Error
+	var refused *pdp.Refusal
 	var he *echo.HTTPError
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &refused) && refused.Hidden == nil:
+		return fail(http.StatusForbidden, "forbidden", "%s", refused.Message)
 	case errors.As(err, &bad):
 		return &apiError{Status: http.StatusBadRequest, Code: bad.Code, Message: bad.Message}
 	case errors.Is(err, pdp.ErrAuditUnavailable):

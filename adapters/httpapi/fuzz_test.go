@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/policysource"
 	shellfacts "github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/pdp"
@@ -34,7 +35,7 @@ func FuzzDecideBody(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	ctx := context.Background()
-	policy, err := pdp.LoadFS(ctx, policies.FS, "builtin")
+	policy, err := policysource.LoadFS(ctx, policies.FS, "builtin")
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -72,6 +72,7 @@ type Observer interface {
 // Server holds the API's handlers and their shared state.
 type Server struct {
 	cfg      Config
+	sessions *pdp.Sessions
 	waiters  *waiters
 	refusals window
 }
@@ -99,7 +100,8 @@ func New(cfg Config) *echo.Echo {
 	if cfg.MaxListArgBytes <= 0 {
 		cfg.MaxListArgBytes = 4 << 10
 	}
-	s := &Server{cfg: cfg, waiters: newWaiters(), refusals: window{limit: cfg.RefusalsPerSecond}}
+	s := &Server{cfg: cfg, waiters: newWaiters(), refusals: window{limit: cfg.RefusalsPerSecond},
+		sessions: &pdp.Sessions{Store: cfg.Store, DefaultLevel: cfg.DefaultLevel, DefaultMode: cfg.DefaultMode}}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.IPExtractor = remoteExtractor(cfg.TrustedProxies)

@@ -23,12 +23,12 @@ func (s *Server) simulate(c echo.Context) error {
 		return err
 	}
 	if b.Assess && !callerOf(c).has(User) {
-		return s.forbid(c, "simulate with assess", "only a user or admin may have a simulation call the LLM")
+		return forbid("simulate with assess", "only a user or admin may have a simulation call the LLM")
 	}
 	if b.SessionID == "" {
 		b.SessionID = "simulation"
 	}
-	call := pdp.Call{Request: b.Request, Session: pdp.FillWorkspaces(b.Session, b.Cwd)}
+	call := pdp.Call{Request: b.Request, Session: pdp.InlineSession(b.Session, b.Cwd)}
 	d, err := s.cfg.Engine.Simulate(c.Request().Context(), call, b.Assess)
 	if err != nil {
 		return err

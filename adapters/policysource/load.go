@@ -80,9 +80,9 @@ func Load(ctx context.Context, c Config) (*pdp.Policy, error) {
 	var err error
 	switch KindOf(c.Path) {
 	case Builtin:
-		p, err = pdp.LoadFS(ctx, c.Builtin, "builtin")
+		p, err = LoadFS(ctx, c.Builtin, "builtin")
 	case Directory:
-		p, err = pdp.LoadDir(ctx, c.Path)
+		p, err = LoadDir(ctx, c.Path)
 	case Tarball:
 		p, _, err = c.loadTarball(ctx)
 	case HTTP:

@@ -178,20 +178,20 @@ func (w *Watcher) load(ctx context.Context) (*pdp.Policy, string, error) {
 		if last != "" {
 			return nil, "", errUnchanged
 		}
-		p, err := pdp.LoadFS(ctx, w.cfg.Builtin, "builtin")
+		p, err := LoadFS(ctx, w.cfg.Builtin, "builtin")
 		if err != nil {
 			return nil, "", err
 		}
 		return p, p.Revision, nil
 	case Directory:
-		d, err := pdp.ContentRevision(os.DirFS(w.cfg.Path), w.cfg.Path)
+		d, err := ContentRevision(os.DirFS(w.cfg.Path), w.cfg.Path)
 		if err != nil {
 			return nil, "", err
 		}
 		if d == last {
 			return nil, "", errUnchanged
 		}
-		p, err := pdp.LoadDir(ctx, w.cfg.Path)
+		p, err := LoadDir(ctx, w.cfg.Path)
 		return p, d, err
 	case Tarball:
 		raw, err := os.ReadFile(w.cfg.Path)

@@ -94,5 +94,5 @@ func readCall(r io.Reader) (pdp.Call, error) {
 	if dec.More() {
 		return pdp.Call{}, errors.New("invalid JSON body: more than one JSON value on stdin")
 	}
-	return pdp.Call{Request: body.Request, Session: pdp.FillWorkspaces(body.Session, body.Cwd)}, nil
+	return pdp.Call{Request: body.Request, Session: pdp.InlineSession(body.Session, body.Cwd)}, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/client"
@@ -65,7 +66,7 @@ func payload(t *testing.T, name string) string {
 func pdpTestServer(t *testing.T) (*httptest.Server, *sqlite.Store) {
 	t.Helper()
 	ctx := context.Background()
-	policy, err := pdp.LoadFS(ctx, policies.FS, "builtin")
+	policy, err := policysource.LoadFS(ctx, policies.FS, "builtin")
 	if err != nil {
 		t.Fatal(err)
 	}

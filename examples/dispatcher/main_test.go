@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/client"
@@ -22,7 +23,7 @@ import (
 // read outside it does not, the shell command runs once a person allows it.
 func TestDispatcher(t *testing.T) {
 	ctx := context.Background()
-	policy, err := pdp.LoadFS(ctx, policies.FS, "builtin")
+	policy, err := policysource.LoadFS(ctx, policies.FS, "builtin")
 	if err != nil {
 		t.Fatal(err)
 	}

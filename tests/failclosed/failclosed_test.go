@@ -22,6 +22,7 @@ import (
 	"github.com/toolperm/pdp/adapters/assessor"
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/pdp"
@@ -48,7 +49,7 @@ type want struct {
 }
 
 func builtin(t *testing.T) *pdp.Policy {
-	p, err := pdp.LoadFS(context.Background(), policies.FS, "builtin")
+	p, err := policysource.LoadFS(context.Background(), policies.FS, "builtin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func builtin(t *testing.T) *pdp.Policy {
 
 func regoPolicy(src string) func(t *testing.T) *pdp.Policy {
 	return func(t *testing.T) *pdp.Policy {
-		p, err := pdp.LoadFS(context.Background(), fstest.MapFS{"p.rego": {Data: []byte(src)}}, "test")
+		p, err := policysource.LoadFS(context.Background(), fstest.MapFS{"p.rego": {Data: []byte(src)}}, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
