@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -32,16 +31,4 @@ func (s *Server) decide(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, d)
-}
-
-// storeUnavailable: without the session there is no decision, and no
-// allow. Bad input, refusals and what the store says of an id pass
-// through; anything else is a 503.
-func storeUnavailable(err error) error {
-	var bad *pdp.Error
-	var refused *pdp.Refusal
-	if err == nil || errors.As(err, &bad) || errors.As(err, &refused) || errors.Is(err, pdp.ErrNotFound) || errors.Is(err, pdp.ErrExists) {
-		return err
-	}
-	return fail(http.StatusServiceUnavailable, "store_unavailable", "the session store is unavailable: %v", err)
 }

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -15,19 +14,6 @@ const (
 	defaultListLimit = 50
 	maxListLimit     = 500
 )
-
-// listLimit reads ?limit= of a list route: 1 to maxListLimit, default 50.
-func listLimit(c echo.Context) (int, error) {
-	l := c.QueryParam("limit")
-	if l == "" {
-		return defaultListLimit, nil
-	}
-	n, err := strconv.Atoi(l)
-	if err != nil || n < 1 || n > maxListLimit {
-		return 0, fail(http.StatusBadRequest, "invalid_limit", "limit must be a number from 1 to %d", maxListLimit)
-	}
-	return n, nil
-}
 
 // getDecision returns one audit event with its answer; ?wait=30s holds
 // an unanswered ask until a person answers or the wait ends.

@@ -1,11 +1,8 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -94,27 +91,14 @@ func echoError(he *echo.HTTPError) *apiError {
 	return fail(he.Code, "http_error", "%v", he.Message)
 }
 
-// decodeJSON reads the body into v strictly: one JSON object, no unknown
-// fields. The body limit's own error (413) passes through.
-func decodeJSON(c echo.Context, v any) error {
-	raw, err := io.ReadAll(c.Request().Body)
-	if err != nil {
-		var he *echo.HTTPError
-		if errors.As(err, &he) {
-			return he
-		}
-		return fail(http.StatusBadRequest, "invalid_body", "reading the body: %v", err)
+// storeUnavailable: without the session there is no decision, and no
+// allow. Bad input, refusals and what the store says of an id pass
+// through; anything else is a 503.
+func storeUnavailable(err error) error {
+	var bad *pdp.Error
+	var refused *pdp.Refusal
+	if err == nil || errors.As(err, &bad) || errors.As(err, &refused) || errors.Is(err, pdp.ErrNotFound) || errors.Is(err, pdp.ErrExists) {
+		return err
 	}
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return fail(http.StatusBadRequest, "invalid_json", "the request body is empty; expected a JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fail(http.StatusBadRequest, "invalid_json", "invalid JSON body: %v", err)
-	}
-	if dec.More() {
-		return fail(http.StatusBadRequest, "invalid_json", "invalid JSON body: more than one JSON value")
-	}
-	return nil
+	return fail(http.StatusServiceUnavailable, "store_unavailable", "the session store is unavailable: %v", err)
 }

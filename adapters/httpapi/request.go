@@ -1,0 +1,50 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+)
+
+// decodeJSON reads the body into v strictly: one JSON object, no unknown
+// fields. The body limit's own error (413) passes through.
+func decodeJSON(c echo.Context, v any) error {
+	raw, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		var he *echo.HTTPError
+		if errors.As(err, &he) {
+			return he
+		}
+		return fail(http.StatusBadRequest, "invalid_body", "reading the body: %v", err)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return fail(http.StatusBadRequest, "invalid_json", "the request body is empty; expected a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fail(http.StatusBadRequest, "invalid_json", "invalid JSON body: %v", err)
+	}
+	if dec.More() {
+		return fail(http.StatusBadRequest, "invalid_json", "invalid JSON body: more than one JSON value")
+	}
+	return nil
+}
+
+// listLimit reads ?limit= of a list route: 1 to maxListLimit, default 50.
+func listLimit(c echo.Context) (int, error) {
+	l := c.QueryParam("limit")
+	if l == "" {
+		return defaultListLimit, nil
+	}
+	n, err := strconv.Atoi(l)
+	if err != nil || n < 1 || n > maxListLimit {
+		return 0, fail(http.StatusBadRequest, "invalid_limit", "limit must be a number from 1 to %d", maxListLimit)
+	}
+	return n, nil
+}
