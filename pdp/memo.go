@@ -2,12 +2,13 @@ package pdp
 
 import (
 	"crypto/sha256"
-	"math"
-	"slices"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/open-policy-agent/opa/ast"
 )
 
 // memo remembers the outcome of evaluating the answer entry point per
@@ -135,60 +136,60 @@ func entryBytes(out outcome) int64 {
 	return n
 }
 
-// inputKey is the SHA-256 of an input document's deterministic encoding
-// (map keys sorted, a type tag and length for each value, so different
-// documents never share an encoding). It handles the types the engine
-// builds inputs from.
-func inputKey(v any) string {
-	sum := sha256.Sum256(appendKey(make([]byte, 0, 512), v))
-	return string(sum[:])
+// inputKey is the SHA-256 of an input document's deterministic encoding:
+// object keys in order, a type tag and a length for each value, so
+// different documents never share an encoding. It reads the ast.Value the
+// policy evaluates, so the document is converted once; a value of a kind
+// the engine never builds is an error (and so a deny), never a shared key.
+func inputKey(v ast.Value) (string, error) {
+	b, err := appendKey(make([]byte, 0, 512), v)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return string(sum[:]), nil
 }
 
-func appendKey(b []byte, v any) []byte {
+func appendKey(b []byte, v ast.Value) ([]byte, error) {
 	switch v := v.(type) {
-	case nil:
-		return append(b, 'n')
-	case bool:
+	case ast.Null:
+		return append(b, 'n'), nil
+	case ast.Boolean:
 		if v {
-			return append(b, 't')
+			return append(b, 't'), nil
 		}
-		return append(b, 'f')
-	case string:
-		b = append(b, 's')
-		b = strconv.AppendInt(b, int64(len(v)), 10)
+		return append(b, 'f'), nil
+	case ast.String:
+		return appendString(append(b, 's'), string(v)), nil
+	case ast.Number:
+		return appendString(append(b, 'd'), string(v)), nil
+	case *ast.Array:
+		b = strconv.AppendInt(append(b, '['), int64(v.Len()), 10)
 		b = append(b, ':')
-		return append(b, v...)
-	case int:
-		b = append(b, 'i')
-		b = strconv.AppendInt(b, int64(v), 10)
-		return append(b, ';')
-	case float64:
-		b = append(b, 'd')
-		b = strconv.AppendUint(b, math.Float64bits(v), 16)
-		return append(b, ';')
-	case []any:
-		b = append(b, '[')
-		b = strconv.AppendInt(b, int64(len(v)), 10)
+		var err error
+		for i := 0; i < v.Len() && err == nil; i++ {
+			b, err = appendKey(b, v.Elem(i).Value)
+		}
+		return b, err
+	case ast.Object:
+		b = strconv.AppendInt(append(b, '{'), int64(v.Len()), 10)
 		b = append(b, ':')
-		for _, item := range v {
-			b = appendKey(b, item)
+		var err error
+		for _, k := range v.Keys() { // sorted
+			if b, err = appendKey(b, k.Value); err != nil {
+				return b, err
+			}
+			if b, err = appendKey(b, v.Get(k).Value); err != nil {
+				return b, err
+			}
 		}
-		return b
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		b = strconv.AppendInt(b, int64(len(v)), 10)
-		b = append(b, ':')
-		for _, k := range keys {
-			b = appendKey(b, k)
-			b = appendKey(b, v[k])
-		}
-		return b
+		return b, nil
 	}
-	// A type the engine does not build inputs from: never shared.
-	panic("pdp: inputKey: unsupported type in input document")
+	return b, fmt.Errorf("input document holds a %T, which the engine never builds", v)
+}
+
+func appendString(b []byte, s string) []byte {
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, ':')
+	return append(b, s...)
 }

@@ -4,12 +4,28 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/open-policy-agent/opa/v1/ast"
 )
+
+// key is inputKey of a Go document, as the pipeline builds it.
+func key(t testing.TB, doc any) string {
+	t.Helper()
+	v, err := ast.InterfaceToValue(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := inputKey(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
 
 func TestMemoKeysDoNotKeepTheInput(t *testing.T) {
 	huge := strings.Repeat("a|", 450_000)
-	k1 := inputKey(map[string]any{"command": huge, "n": 1})
-	k2 := inputKey(map[string]any{"command": huge, "n": 2})
+	k1 := key(t, map[string]any{"command": huge, "n": 1})
+	k2 := key(t, map[string]any{"command": huge, "n": 2})
 	if len(k1) != 32 || len(k2) != 32 {
 		t.Fatalf("key sizes %d, %d: a key must not grow with its input", len(k1), len(k2))
 	}
@@ -22,7 +38,7 @@ func TestMemoKeysDoNotKeepTheInput(t *testing.T) {
 		{[]any{"ab", "c"}, []any{"a", "bc"}},
 		{map[string]any{"a": nil}, map[string]any{"a": false}},
 	} {
-		if inputKey(pair[0]) == inputKey(pair[1]) {
+		if key(t, pair[0]) == key(t, pair[1]) {
 			t.Errorf("%v and %v share a key", pair[0], pair[1])
 		}
 	}
@@ -47,7 +63,7 @@ func TestMemoIsBoundedInBytes(t *testing.T) {
 			}
 			for i := 0; i < n; i++ {
 				reason := fmt.Sprintf("%d %s", i, strings.Repeat("r", tc.reason))
-				m.put(inputKey(map[string]any{"i": i}), outcome{decision: Decision{Decision: Deny, Reason: reason}})
+				m.put(key(t, map[string]any{"i": i}), outcome{decision: Decision{Decision: Deny, Reason: reason}})
 			}
 			var held int64
 			entries := 0
@@ -63,7 +79,7 @@ func TestMemoIsBoundedInBytes(t *testing.T) {
 				t.Fatalf("the memo holds %d bytes in %d entries, over its %d-byte budget", held, entries, tc.limit)
 			}
 			// What was put last is still there (when it fits at all).
-			last := inputKey(map[string]any{"i": n - 1})
+			last := key(t, map[string]any{"i": n - 1})
 			if _, ok := m.get(last); !ok && entryBytes(outcome{decision: Decision{Reason: strings.Repeat("r", tc.reason)}}) <= m.generationBytes() {
 				t.Fatal("the newest answer was not kept")
 			}
@@ -79,5 +95,12 @@ func TestMemoLimitChangesWithTheEngine(t *testing.T) {
 	m.setLimit(1 << 20)
 	if m.generationBytes() != (1<<20)/(2*memoShards) {
 		t.Fatalf("generation budget %d", m.generationBytes())
+	}
+}
+
+func TestMemoKeyOfAnUnexpectedValueIsAnError(t *testing.T) {
+	doc := ast.NewObject(ast.Item(ast.StringTerm("s"), ast.SetTerm(ast.StringTerm("x"))))
+	if _, err := inputKey(doc); err == nil {
+		t.Fatal("a set in the input got a key; the engine never builds one, so it must be an error")
 	}
 }

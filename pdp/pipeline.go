@@ -126,18 +126,20 @@ func (pl *pipeline) assess(ctx context.Context, s *Session) Danger {
 }
 
 func (pl *pipeline) eval(ctx context.Context, in map[string]any, explain bool) (outcome, error) {
-	var key string
-	if !explain {
-		key = inputKey(in)
-		if out, ok := pl.p.memo.get(key); ok {
-			pl.e.c.Observer.Evaluated(0, true)
-			return out, ctx.Err() // a caller that has gone gets no answer
-		}
-	}
 	start := pl.e.c.Now()
 	value, err := ast.InterfaceToValue(in)
 	if err != nil {
 		return outcome{}, fmt.Errorf("building input: %w", err)
+	}
+	var key string
+	if !explain {
+		if key, err = inputKey(value); err != nil {
+			return outcome{}, err
+		}
+		if out, ok := pl.p.memo.get(key); ok {
+			pl.e.c.Observer.Evaluated(0, true)
+			return out, ctx.Err() // a caller that has gone gets no answer
+		}
 	}
 	query, name := pl.p.answer, AnswerPoint
 	if explain {
