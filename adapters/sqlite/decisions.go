@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/toolperm/pdp/pdp"
@@ -29,29 +30,7 @@ func (s *Store) decision(ctx context.Context, db queryer, id string) (pdp.Decisi
 
 // Decisions lists audit events, newest first.
 func (s *Store) Decisions(ctx context.Context, f pdp.DecisionFilter) ([]pdp.DecisionEvent, error) {
-	var where []string
-	var args []any
-	if f.SessionID != "" {
-		where, args = append(where, "session_id = ?"), append(args, f.SessionID)
-	}
-	if f.Decision != "" {
-		where, args = append(where, "decision = ?"), append(args, f.Decision)
-	}
-	if f.Source != "" {
-		where, args = append(where, "source = ?"), append(args, f.Source)
-	}
-	if !f.Since.IsZero() {
-		where, args = append(where, "time >= ?"), append(args, formatTime(f.Since))
-	}
-	if f.Before != "" {
-		where, args = append(where, "id < ?"), append(args, f.Before)
-	}
-	q := `SELECT ` + decisionColumns + ` FROM decisions`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY id DESC LIMIT ?"
-	args = append(args, f.Limit)
+	q, args := decisionsQuery(f, "")
 	rows, err := s.read.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing decisions: %w", err)
@@ -66,6 +45,79 @@ func (s *Store) Decisions(ctx context.Context, f pdp.DecisionFilter) ([]pdp.Deci
 		out = append(out, rec)
 	}
 	return out, rows.Err()
+}
+
+// listIndex names the index of a list by which filters it has: the
+// planner, without statistics, may prefer a shorter index with a
+// two-sided id range to the one that holds every filter.
+func listIndex(session, decision, source bool) string {
+	switch {
+	case session && source:
+		return " INDEXED BY decisions_session_source_decision"
+	case source:
+		return " INDEXED BY decisions_source_decision"
+	case session && decision:
+		return " INDEXED BY decisions_session_decision"
+	case session:
+		return " INDEXED BY decisions_session"
+	case decision:
+		return " INDEXED BY decisions_decision"
+	}
+	return ""
+}
+
+// decisionsQuery is the SQL of a list. Each combination of the session,
+// decision and source filters has an index ending in id (migration 5),
+// and since and before are a range of ids (ids sort as their times do,
+// pdp.DecisionIDFloor), so a page reads at most Limit entries of one
+// index range, however long the trail. A source without a decision has
+// its index under the decision: the three decisions' ranges are read,
+// Limit each, and merged. extra is one more condition (tests count the
+// rows a query examines with it).
+func decisionsQuery(f pdp.DecisionFilter, extra string) (string, []any) {
+	var where []string
+	var args []any
+	add := func(cond string, v any) { where, args = append(where, cond), append(args, v) }
+	if f.SessionID != "" {
+		add("session_id = ?", f.SessionID)
+	}
+	if f.Source != "" {
+		add("source = ?", f.Source)
+	}
+	if !f.Since.IsZero() {
+		if floor := pdp.DecisionIDFloor(f.Since); floor != "" {
+			add("id >= ?", floor)
+		}
+		// The time itself too ("+": a condition, never the index).
+		add("+time >= ?", formatTime(f.Since))
+	}
+	if f.Before != "" {
+		add("id < ?", f.Before)
+	}
+	if extra != "" {
+		where = append(where, extra)
+	}
+	page := func(decision string) (string, []any) {
+		w, a := where, args
+		if decision != "" {
+			w, a = append(slices.Clip(w), "decision = ?"), append(slices.Clip(a), decision)
+		}
+		q := `SELECT ` + decisionColumns + ` FROM decisions` + listIndex(f.SessionID != "", decision != "", f.Source != "")
+		if len(w) > 0 {
+			q += " WHERE " + strings.Join(w, " AND ")
+		}
+		return q + " ORDER BY id DESC LIMIT ?", append(a, f.Limit)
+	}
+	if f.Decision != "" || f.Source == "" {
+		return page(f.Decision)
+	}
+	var arms []string
+	var all []any
+	for _, d := range []string{pdp.Allow, pdp.Ask, pdp.Deny} {
+		q, a := page(d)
+		arms, all = append(arms, `SELECT * FROM (`+q+`)`), append(all, a...)
+	}
+	return strings.Join(arms, " UNION ALL ") + " ORDER BY id DESC LIMIT ?", append(all, f.Limit)
 }
 
 // AnswerDecision records a person's answer to an ask and, for

@@ -83,6 +83,15 @@ ALTER TABLE sessions ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 		fixedWidthTimes("sessions", "created_at") + fixedWidthTimes("sessions", "updated_at") +
 		fixedWidthTimes("grants", "created_at") + fixedWidthTimes("access_events", "time") +
 		"CREATE INDEX IF NOT EXISTS decisions_time ON decisions(time);\n",
+	// Every filter combination of GET /v1/decisions has an index that ends
+	// in id, so a page is one range of one index walked newest first
+	// (decisionsQuery); a source without a decision reads the three
+	// decisions' ranges and merges them.
+	5: `
+CREATE INDEX IF NOT EXISTS decisions_session_decision ON decisions(session_id, decision, id);
+CREATE INDEX IF NOT EXISTS decisions_source_decision ON decisions(source, decision, id);
+CREATE INDEX IF NOT EXISTS decisions_session_source_decision ON decisions(session_id, source, decision, id);
+`,
 }
 
 // fixedWidthTimes rewrites a column of UTC times "YYYY-MM-DDTHH:MM:SS[.f]Z"
