@@ -216,3 +216,27 @@ type ErrorDetail struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
+
+// ImpactReport is what a candidate policy would change in recorded
+// decisions (pdp replay --format json, POST /v1/policy/impact).
+type ImpactReport struct {
+	Replayed int `json:"replayed"`
+	Skipped  int `json:"skipped"`
+	Changed  int `json:"changed"`
+	Loosened int `json:"loosened"`
+	// Changes groups the changed decisions by from → to and the
+	// candidate's rule, most first.
+	Changes []ImpactChange `json:"changes"`
+	// Loosening lists the groups that loosen (deny or ask → allow, deny →
+	// ask); they are in Changes too.
+	Loosening []ImpactChange `json:"loosening"`
+}
+
+// ImpactChange is one group of changed decisions.
+type ImpactChange struct {
+	From     string   `json:"from"`
+	To       string   `json:"to"`
+	Rule     string   `json:"rule"`
+	Count    int      `json:"count"`
+	Examples []string `json:"examples"`
+}

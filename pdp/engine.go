@@ -130,11 +130,12 @@ func (e *Engine) Decide(ctx context.Context, call Call) (Decision, error) {
 	}
 	p := e.policy.Load()
 	var d Decision
+	var rec *Recorded
 	if p == nil {
 		d = failClosed("No policy is active.")
 	} else {
 		var err error
-		d, err = e.evaluate(ctx, p, call)
+		d, rec, err = e.evaluate(ctx, p, call)
 		var bad *Error
 		if errors.As(err, &bad) {
 			return Decision{}, err
@@ -150,7 +151,7 @@ func (e *Engine) Decide(ctx context.Context, call Call) (Decision, error) {
 		return denyUnrecorded(d), fmt.Errorf("the caller went away before the decision was made: %w", err)
 	}
 	if e.c.Audit != nil {
-		ev := Event{Decision: d, Request: call.Request, SessionID: call.Request.SessionID, Time: start, Latency: e.c.Now().Sub(start)}
+		ev := Event{Decision: d, Request: call.Request, SessionID: call.Request.SessionID, Time: start, Latency: e.c.Now().Sub(start), Recorded: rec}
 		if err := e.c.Audit.Record(ctx, ev); err != nil {
 			e.c.Logger.Error("audit write failed; denying", "decision_id", d.DecisionID, "err", err)
 			d = denyUnrecorded(d)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -25,16 +26,16 @@ type pipeline struct {
 	danger  *Danger
 }
 
-func (e *Engine) evaluate(ctx context.Context, p *Policy, call Call) (Decision, error) {
+func (e *Engine) evaluate(ctx context.Context, p *Policy, call Call) (Decision, *Recorded, error) {
 	pl := &pipeline{e: e, p: p, call: call}
 	if err := pl.parseCommand(ctx); err != nil {
-		return Decision{}, err
+		return Decision{}, nil, err
 	}
-	out, err := pl.run(ctx, withDefaults(call.Session), call.Explain)
+	out, rec, err := pl.run(ctx, withDefaults(call.Session), call.Explain)
 	if err != nil {
-		return Decision{}, err
+		return Decision{}, nil, err
 	}
-	return out.decision, nil
+	return out.decision, rec, nil
 }
 
 // parseCommand turns args.command (or args.argv, when there is no
@@ -66,19 +67,65 @@ func (pl *pipeline) parseCommand(ctx context.Context) error {
 }
 
 // run evaluates the chain for one session, fetching the facts the policy
-// says it needs and evaluating again until the answer is final.
-func (pl *pipeline) run(ctx context.Context, s *Session, explain bool) (outcome, error) {
+// says it needs and evaluating again until the answer is final. It returns
+// what the answer was judged on, for the audit trail and replay.
+func (pl *pipeline) run(ctx context.Context, s *Session, explain bool) (outcome, *Recorded, error) {
 	in, err := pl.input(ctx, s)
 	if err != nil {
-		return outcome{}, err
+		return outcome{}, nil, err
 	}
+	return pl.evaluator().resolve(ctx, in, explain, liveFacts{pl: pl, s: s})
+}
+
+func (pl *pipeline) evaluator() evaluator {
+	return evaluator{p: pl.p, timeout: pl.e.c.EvalTimeout, obs: pl.e.c.Observer, now: pl.e.c.Now}
+}
+
+// facts supplies what the policy says it still needs.
+type facts interface {
+	// danger is the danger verdict of the call's command.
+	danger(ctx context.Context) Danger
+	// parent is the parent session's decision of the same call, and what
+	// it was judged on.
+	parent(ctx context.Context) (Decision, *Recorded, error)
+}
+
+// liveFacts fetch what a decision needs: the assessor's verdict and the
+// parent's chain run on the same call.
+type liveFacts struct {
+	pl *pipeline
+	s  *Session
+}
+
+func (f liveFacts) danger(ctx context.Context) Danger { return f.pl.assess(ctx, f.s) }
+
+func (f liveFacts) parent(ctx context.Context) (Decision, *Recorded, error) {
+	if f.s.Parent == nil {
+		return Decision{}, nil, fmt.Errorf("policy needs the parent's decision of a session without a parent")
+	}
+	out, rec, err := f.pl.run(ctx, withDefaults(f.s.Parent), false)
+	return out.decision, rec, err
+}
+
+// evaluator evaluates input documents against one policy.
+type evaluator struct {
+	p       *Policy
+	timeout time.Duration
+	obs     Observer
+	now     func() time.Time
+}
+
+// resolve evaluates in, supplies what the policy says it needs from f and
+// evaluates again, at most maxRounds times.
+func (ev evaluator) resolve(ctx context.Context, in map[string]any, explain bool, f facts) (outcome, *Recorded, error) {
+	var parentRec *Recorded
 	for round := 0; round < maxRounds; round++ {
-		out, err := pl.eval(ctx, in, explain)
+		out, err := ev.eval(ctx, in, explain)
 		if err != nil {
-			return outcome{}, err
+			return outcome{}, nil, err
 		}
 		if len(out.needs) == 0 {
-			return out, nil
+			return out, &Recorded{Input: in, Parent: parentRec}, nil
 		}
 		needs := out.needs
 		// The parent's decision comes first: when it denies, the chain
@@ -89,27 +136,25 @@ func (pl *pipeline) run(ctx context.Context, s *Session, explain bool) (outcome,
 		for _, need := range needs {
 			switch need {
 			case "danger":
-				in["danger"] = dangerInput(pl.assess(ctx, s))
+				in["danger"] = dangerInput(f.danger(ctx))
 			case "parent":
-				if s.Parent == nil {
-					return outcome{}, fmt.Errorf("policy needs the parent's decision of a session without a parent")
-				}
-				parent, err := pl.run(ctx, withDefaults(s.Parent), false)
+				parent, rec, err := f.parent(ctx)
 				if err != nil {
-					return outcome{}, fmt.Errorf("parent session: %w", err)
+					return outcome{}, nil, fmt.Errorf("parent session: %w", err)
 				}
+				parentRec = rec
 				in["parent_decision"] = map[string]any{
-					"decision": parent.decision.Decision,
-					"source":   parent.decision.Source,
-					"rule":     parent.decision.Rule,
-					"reason":   parent.decision.Reason,
+					"decision": parent.Decision,
+					"source":   parent.Source,
+					"rule":     parent.Rule,
+					"reason":   parent.Reason,
 				}
 			default:
-				return outcome{}, fmt.Errorf("policy needs %q, which the engine cannot supply", need)
+				return outcome{}, nil, fmt.Errorf("policy needs %q, which the engine cannot supply", need)
 			}
 		}
 	}
-	return outcome{}, fmt.Errorf("policy still needs facts after %d rounds", maxRounds)
+	return outcome{}, nil, fmt.Errorf("policy still needs facts after %d rounds", maxRounds)
 }
 
 // assess asks the assessor once per decision; the parent's chain shares
@@ -125,8 +170,8 @@ func (pl *pipeline) assess(ctx context.Context, s *Session) Danger {
 	return *pl.danger
 }
 
-func (pl *pipeline) eval(ctx context.Context, in map[string]any, explain bool) (outcome, error) {
-	start := pl.e.c.Now()
+func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool) (outcome, error) {
+	start := ev.now()
 	value, err := ast.InterfaceToValue(in)
 	if err != nil {
 		return outcome{}, fmt.Errorf("building input: %w", err)
@@ -136,19 +181,19 @@ func (pl *pipeline) eval(ctx context.Context, in map[string]any, explain bool) (
 		if key, err = inputKey(value); err != nil {
 			return outcome{}, err
 		}
-		if out, ok := pl.p.memo.get(key); ok {
-			pl.e.c.Observer.Evaluated(0, true)
+		if out, ok := ev.p.memo.get(key); ok {
+			ev.obs.Evaluated(0, true)
 			return out, ctx.Err() // a caller that has gone gets no answer
 		}
 	}
-	query, name := pl.p.answer, AnswerPoint
+	query, name := ev.p.answer, AnswerPoint
 	if explain {
-		query, name = pl.p.explain, EntryPoint
+		query, name = ev.p.explain, EntryPoint
 	}
-	evalCtx, cancel := context.WithTimeout(ctx, pl.e.c.EvalTimeout)
+	evalCtx, cancel := context.WithTimeout(ctx, ev.timeout)
 	defer cancel()
 	rs, err := query.Eval(evalCtx, rego.EvalParsedInput(value))
-	pl.e.c.Observer.Evaluated(pl.e.c.Now().Sub(start), false)
+	ev.obs.Evaluated(ev.now().Sub(start), false)
 	if err != nil {
 		return outcome{}, fmt.Errorf("evaluating %s: %w", name, err)
 	}
@@ -158,7 +203,7 @@ func (pl *pipeline) eval(ctx context.Context, in map[string]any, explain bool) (
 	}
 	out, err := decodeResult(rs, name, explain)
 	if err == nil && !explain {
-		pl.p.memo.put(key, out)
+		ev.p.memo.put(key, out)
 	}
 	return out, err
 }

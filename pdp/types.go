@@ -114,4 +114,7 @@ type Event struct {
 	SessionID string
 	Time      time.Time
 	Latency   time.Duration
+	// Recorded is what the decision was judged on, for replay; nil when
+	// the policy gave no answer (an error, no policy).
+	Recorded *Recorded
 }

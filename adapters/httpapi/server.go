@@ -49,6 +49,10 @@ type Config struct {
 	Metrics http.Handler
 	// PolicyStatus, when set, is served at GET /v1/policy (admin).
 	PolicyStatus func() any
+	// Impact serves POST /v1/policy/impact (admin): it replays the
+	// recorded decisions in range against the bundle (a tar.gz); without
+	// one the route answers 503.
+	Impact func(ctx context.Context, bundle []byte, f pdp.ReplayFilter) (pdp.ImpactReport, error)
 	// RefusalsPerSecond bounds how many refused requests (401/403) a
 	// second are written to the database (default 20); the rest are only
 	// counted and logged, so a flood cannot crowd out decisions.
@@ -133,6 +137,7 @@ func (s *Server) routes(e *echo.Echo) {
 	if s.cfg.PolicyStatus != nil {
 		e.GET("/v1/policy", s.policyStatus, s.require(Admin))
 	}
+	e.POST("/v1/policy/impact", s.policyImpact, s.require(Admin))
 	e.GET("/v1/openapi.json", s.openapi)
 	e.GET("/ui", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/ui/") })
 	e.GET("/ui/*", echo.WrapHandler(http.StripPrefix("/ui/", http.FileServerFS(consoleFiles))))

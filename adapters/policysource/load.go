@@ -121,6 +121,20 @@ func (c Config) loadTarball(ctx context.Context) (*pdp.Policy, string, error) {
 	return p, digest(raw), err
 }
 
+// LoadBundle compiles and checks a bundle tarball given as bytes (an
+// upload to judge, not one to serve): verified when keys are configured,
+// bounded by the configured size.
+func (c Config) LoadBundle(ctx context.Context, raw []byte, source string) (*pdp.Policy, error) {
+	p, err := c.compileBundle(ctx, raw, source)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Check(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 // compileBundle reads a bundle tarball with OPA's reader (verifying its
 // signatures when keys are configured) and compiles it.
 func (c Config) compileBundle(ctx context.Context, raw []byte, source string) (*pdp.Policy, error) {

@@ -33,8 +33,9 @@ func (s *Store) AuditStats() AuditStats {
 }
 
 type pendingEvent struct {
-	ev   pdp.Event
-	done chan error
+	ev       pdp.Event
+	recorded []byte // ev.Recorded encoded by the caller, off the writer's goroutine
+	done     chan error
 }
 
 // auditWriter owns the writes of decision events: one goroutine takes
@@ -58,7 +59,7 @@ func newAuditWriter(db *sql.DB, max int, observer AuditObserver) *auditWriter {
 }
 
 func (a *auditWriter) record(ctx context.Context, ev pdp.Event) error {
-	p := pendingEvent{ev: ev, done: make(chan error, 1)}
+	p := pendingEvent{ev: ev, recorded: pdp.EncodeRecorded(ev.Recorded), done: make(chan error, 1)}
 	a.closeMu.RLock()
 	if a.closed {
 		a.closeMu.RUnlock()
@@ -141,7 +142,7 @@ func (a *auditWriter) writeTx(batch []pendingEvent) error {
 	}
 	defer tx.Rollback()
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO decisions (id, time, session_id, tool, capability, args, cwd, fingerprint, grantable,
-		decision, source, rule, reason, danger_verdict, danger_by, revision, latency_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+		decision, source, rule, reason, danger_verdict, danger_by, revision, latency_us, recorded) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
@@ -162,7 +163,7 @@ func (a *auditWriter) writeTx(batch []pendingEvent) error {
 			grantable = 1
 		}
 		if _, err := stmt.ExecContext(ctx, d.DecisionID, formatTime(ev.Time), ev.SessionID, ev.Request.Tool, d.Capability, string(args), ev.Request.Cwd,
-			d.Fingerprint, grantable, d.Decision, d.Source, d.Rule, d.Reason, verdict, by, d.Revision, ev.Latency.Microseconds()); err != nil {
+			d.Fingerprint, grantable, d.Decision, d.Source, d.Rule, d.Reason, verdict, by, d.Revision, ev.Latency.Microseconds(), p.recorded); err != nil {
 			return fmt.Errorf("audit: writing decision %s: %w", d.DecisionID, err)
 		}
 	}

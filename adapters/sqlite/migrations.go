@@ -92,6 +92,9 @@ CREATE INDEX IF NOT EXISTS decisions_session_decision ON decisions(session_id, d
 CREATE INDEX IF NOT EXISTS decisions_source_decision ON decisions(source, decision, id);
 CREATE INDEX IF NOT EXISTS decisions_session_source_decision ON decisions(session_id, source, decision, id);
 `,
+	// What each decision was judged on, for pdp replay; NULL for events
+	// from before it (or over pdp.MaxRecordedBytes): not replayable.
+	6: `ALTER TABLE decisions ADD COLUMN recorded BLOB;`,
 }
 
 // fixedWidthTimes rewrites a column of UTC times "YYYY-MM-DDTHH:MM:SS[.f]Z"

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -11,6 +12,10 @@ import (
 
 func main() {
 	if err := rootCommand().Execute(); err != nil {
+		var status exitStatus
+		if errors.As(err, &status) {
+			os.Exit(int(status))
+		}
 		fmt.Fprintln(os.Stderr, "pdp:", err)
 		os.Exit(1)
 	}
@@ -26,6 +31,7 @@ func rootCommand() *cobra.Command {
 	root.PersistentFlags().String("config", "config.yaml", "configuration file (a missing default file means built-in defaults)")
 	root.AddCommand(serveCommand(), decideCommand(), hookCommand())
 	root.AddCommand(mcpProxyCommand())
+	root.AddCommand(replayCommand())
 	root.AddCommand(asksCommand(), answerCommand(), levelCommand())
 	return root
 }

@@ -24,6 +24,18 @@ import (
 	"github.com/toolperm/pdp/pdp"
 )
 
+// impactOf replays the trail in store against an uploaded bundle, loaded
+// and checked as the server loads its own (signatures included).
+func impactOf(src policysource.Config, trail pdp.RecordedDecisions) func(context.Context, []byte, pdp.ReplayFilter) (pdp.ImpactReport, error) {
+	return func(ctx context.Context, bundle []byte, f pdp.ReplayFilter) (pdp.ImpactReport, error) {
+		candidate, err := src.LoadBundle(ctx, bundle, "upload")
+		if err != nil {
+			return pdp.ImpactReport{}, pdp.Invalid("invalid_bundle", "the candidate bundle does not load: %v", err)
+		}
+		return pdp.Impact(ctx, candidate, trail, f, nil)
+	}
+}
+
 func serveCommand() *cobra.Command {
 	var addr, db, policyPath string
 	cmd := &cobra.Command{
@@ -154,6 +166,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxWait: cfg.Server.MaxWait,
 		Logger: logger, Tokens: tokens, Observer: m, TrustedProxies: proxies,
 		PolicyStatus: func() any { return watcher.Status() },
+		Impact:       impactOf(src, store),
 		Metrics:      onMainListener(cfg.Metrics.Addr, m.Handler()),
 	})
 	if cfg.Metrics.Addr != "" {
