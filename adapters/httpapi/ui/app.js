@@ -265,3 +265,57 @@ window.addEventListener("hashchange", () => {
   if ($("#" + page) && $("#" + page).hidden) show(page);
 });
 show((location.hash || "#simulator").slice(1));
+
+// --- policy impact -----------------------------------------------------
+
+// The candidate bundle is sent as it is (tar.gz); the answer is the same
+// report pdp replay prints.
+$("#impact-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const form = e.target;
+  const file = form.bundle.files[0];
+  if (!file) return;
+  const q = new URLSearchParams();
+  if (form.since.value.trim()) q.set("since", form.since.value.trim());
+  if (form.session_id.value.trim()) q.set("session_id", form.session_id.value.trim());
+  const headers = { "Content-Type": "application/gzip" };
+  const token = sessionStorage.getItem("pdp-token");
+  if (token) headers.Authorization = "Bearer " + token;
+  try {
+    const resp = await fetch("/v1/policy/impact?" + q, { method: "POST", headers, body: await file.arrayBuffer() });
+    const data = await resp.json();
+    if (!resp.ok) throw new Error(data && data.error ? `${data.error.code}: ${data.error.message}` : `HTTP ${resp.status}`);
+    showError(null);
+    showImpact(data);
+  } catch (err) {
+    showError(err);
+  }
+});
+
+function showImpact(r) {
+  $("#impact-summary").textContent =
+    `${r.replayed} replayed, ${r.skipped} skipped (not replayable), ${r.changed} changed, ${r.loosened} loosened`;
+  const loosening = new Set(r.loosening.map((c) => c.from + c.to + c.rule));
+  const rows = r.changes.map((c) => {
+    const examples = el("td");
+    for (const id of c.examples) {
+      const a = el("a", { href: "#impact", textContent: id.slice(-8), title: id });
+      a.addEventListener("click", async (ev) => {
+        ev.preventDefault();
+        try {
+          const box = $("#impact-event");
+          box.textContent = JSON.stringify(await api("GET", "/v1/decisions/" + encodeURIComponent(id)), null, 2);
+          box.hidden = false;
+        } catch (err) {
+          showError(err);
+        }
+      });
+      examples.append(a, " ");
+    }
+    const tr = el("tr", {}, el("td", { textContent: c.from }), el("td", { textContent: c.to }),
+      el("td", { textContent: c.rule }), el("td", { textContent: String(c.count) }), examples);
+    if (loosening.has(c.from + c.to + c.rule)) tr.classList.add("loosens");
+    return tr;
+  });
+  $("#impact-rows").replaceChildren(...rows);
+}
