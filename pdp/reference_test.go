@@ -162,23 +162,34 @@ func (r reference) decide(req pdp.Request, s *pdp.Session) string {
 }
 
 func TestReferenceAgreesWithTheEngine(t *testing.T) {
-	e := newEngine(t, pdp.Components{})
-	r := reference{}
-	for _, call := range standardMix() {
-		want := decide(t, e, call).Decision
-		if got := r.decide(call.Request, call.Session); got != want {
-			t.Errorf("%s %v: reference %s, engine %s", call.Request.Tool, call.Request.Args, got, want)
-		}
+	e := newEngine(t, pdp.Components{Workspace: servedResolver})
+	r := reference{resolver: servedResolver}
+	mixes := map[string][]pdp.Call{"standard": standardMix(), "fresh 1": freshMix(1), "fresh 2": freshMix(2)}
+	for name, calls := range mixes {
+		t.Run(name, func(t *testing.T) {
+			for _, call := range calls {
+				want := decide(t, e, call).Decision
+				if got := r.decide(call.Request, call.Session); got != want {
+					t.Errorf("%s %v: reference %s, engine %s", call.Request.Tool, call.Request.Args, got, want)
+				}
+			}
+		})
 	}
 }
 
+// BenchmarkReferenceChain decides the calls of BenchmarkDecideUncached
+// (the standard mix, a fresh argument in every call) in plain Go, with
+// the same shell parser and path resolver.
 func BenchmarkReferenceChain(b *testing.B) {
-	r := reference{}
-	calls := standardMix()
+	r := reference{resolver: servedResolver}
+	var calls []pdp.Call
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		c := calls[i%len(calls)]
+		if i%12 == 0 {
+			calls = freshMix(nextRound())
+		}
+		c := calls[i%12]
 		r.decide(c.Request, c.Session)
 	}
 }
