@@ -70,10 +70,17 @@ capability_mismatch if {
 # these instead of scanning the rules.
 cap_candidates := candidates(capability)
 
-candidates(cap) := array.concat([cap], [p |
-	parts := split(cap, ".")
-	some n in numbers.range(count(parts) - 1, 1)
+candidates(cap) := [cap, concat(".", [p[0], p[1], "*"]), concat(".", [p[0], "*"])] if {
+	p := split(cap, ".")
+	count(p) == 3
+} else := [cap, concat(".", [p[0], "*"])] if {
+	p := split(cap, ".")
+	count(p) == 2
+} else := array.concat([cap], [prefix |
+	# one segment, or four and more: the prefixes by length, longest first
+	p := split(cap, ".")
+	some n in numbers.range(count(p) - 1, 1)
 	n > 0
-	n < count(parts)
-	p := concat(".", array.concat(array.slice(parts, 0, n), ["*"]))
+	n < count(p)
+	prefix := concat(".", array.concat(array.slice(p, 0, n), ["*"]))
 ])

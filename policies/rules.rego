@@ -14,9 +14,7 @@ layer_order := ["policy", "session", "level"]
 # must not open anything.
 action_rank := {"allow": 0, "assess": 1, "ask": 2, "deny": 3}
 
-rank(action) := action_rank[action] if {
-	action_rank[action] != null
-} else := 3
+rank(action) := object.get(action_rank, action, 3)
 
 # Each layer resolves to its most specific {pattern, action} for the
 # candidate patterns. The rules are looked up by key, never scanned or
@@ -47,11 +45,29 @@ has_rule if count(matches) > 0
 
 # resolved is the strictest layer's rule, with its layer and source.
 resolved := object.union(matches[layer], {"layer": layer, "source": layer_source[layer]}) if {
-	strictest := max([rank(matches[l].action) | some l in layer_order; matches[l]])
-	layer := [l | some l in layer_order; matches[l]; rank(matches[l].action) == strictest][0]
+	layer := strictest_layer
 }
 
 layer_source := {"policy": "config", "session": "config", "level": "level"}
+
+# strictest_layer is the layer whose rule is the strictest; on a tie the
+# earlier layer (policy, session, level).
+strictest_layer := "policy" if {
+	at_least_as_strict("policy", "session")
+	at_least_as_strict("policy", "level")
+} else := "session" if {
+	at_least_as_strict("session", "level")
+} else := "level" if {
+	matches.level
+}
+
+# at_least_as_strict: layer a has a rule, and layer b none or one no stricter.
+at_least_as_strict(a, b) if {
+	matches[a]
+	not matches[b]
+}
+
+at_least_as_strict(a, b) if rank(matches[a].action) >= rank(matches[b].action)
 
 # is_dangerous: the capability is on the dangerous list (data.dangerous maps
 # patterns to true/false; the most specific pattern wins, so

@@ -82,3 +82,23 @@ test_scope_patterns if {
 	toolperm.in_scope with input as call("fs.read", {"scope": ["fs.*"]})
 	not toolperm.in_scope with input as call("shell.exec", {"scope": ["fs.*"]})
 }
+
+test_long_capabilities_match_by_segment if {
+	toolperm.candidates("plugin.lint.run.fast") == ["plugin.lint.run.fast", "plugin.lint.run.*", "plugin.lint.*", "plugin.*"]
+	m := toolperm.matches.session with input as call("plugin.lint.run.fast", {"rules": {"plugin.lint.*": "ask", "plugin.*": "allow"}})
+	m == {"pattern": "plugin.lint.*", "action": "ask"}
+}
+
+test_strictest_layer_in_every_order if {
+	# The policy layer alone, or stricter than the others.
+	toolperm.resolved.layer == "policy" with input as call("code.outline", {})
+	toolperm.resolved.layer == "policy" with input as call("fs.read", {"rules": {"fs.read": "ask"}}) with data.rules as {"fs.*": "deny"}
+
+	# The session's rule when it is the strictest, or the only one.
+	toolperm.resolved.layer == "session" with input as call("fs.read", {"rules": {"fs.read": "deny"}}) with data.rules as {"fs.*": "ask"}
+	toolperm.resolved.layer == "session" with input as call("mcp.x.y", {"rules": {"mcp.x.*": "allow"}})
+
+	# The level's when nothing else is as strict, or nothing else applies.
+	toolperm.resolved.layer == "level" with input as call("fs.write", {"rules": {"fs.write": "allow"}}) with data.rules as {"fs.*": "allow"}
+	not toolperm.resolved with input as call("widget.spin", {})
+}
