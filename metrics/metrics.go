@@ -38,6 +38,11 @@ type Metrics struct {
 	httpRequests     *prometheus.CounterVec
 	httpDuration     *prometheus.HistogramVec
 	accessDenied     *prometheus.CounterVec
+	swept            prometheus.Counter
+	sweepDuration    prometheus.Histogram
+	sweepErrors      prometheus.Counter
+	trailEvents      prometheus.Gauge
+	trailBytes       prometheus.Gauge
 }
 
 // New registers every collector on a new registry.
@@ -92,6 +97,25 @@ func New() *Metrics {
 	m.accessDenied = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "pdp_access_denied_total", Help: "Requests refused by access control, by status (401, 403).",
 	}, []string{"code"})
+	m.swept = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "pdp_audit_swept_events_total", Help: "Audit events deleted by the retention sweeper.",
+	})
+	m.sweepDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "pdp_audit_sweep_duration_seconds", Help: "Time of one sweep of the audit trail, pauses and space reclaim included.",
+		Buckets: prometheus.ExponentialBucketsRange(1e-3, 600, 14),
+	})
+	m.sweepErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "pdp_audit_sweep_errors_total", Help: "Sweeps of the audit trail that failed (retried at the next interval).",
+	})
+	m.trailEvents = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "pdp_audit_trail_events", Help: "Events in the audit trail (from the span of row ids), measured after each sweep.",
+	})
+	m.trailBytes = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "pdp_audit_trail_bytes", Help: "Size of the database file, measured after each sweep.",
+	})
+	for _, c := range []prometheus.Collector{m.swept, m.sweepDuration, m.sweepErrors, m.trailEvents, m.trailBytes} {
+		f(c)
+	}
 	for _, c := range []prometheus.Collector{m.decisions, m.decideDuration, m.evalDuration, m.memoHits, m.assessorVerdicts,
 		m.assessorCalls, m.assessorDuration, m.activations, m.revision, m.auditBatch, m.auditDuration, m.auditErrors,
 		m.httpRequests, m.httpDuration, m.accessDenied} {
@@ -165,3 +189,18 @@ func (m *Metrics) Request(route, method string, code int, took time.Duration) {
 
 // AccessDenied counts a request refused by access control.
 func (m *Metrics) AccessDenied(code int) { m.accessDenied.WithLabelValues(strconv.Itoa(code)).Inc() }
+
+// Swept implements pdp.SweepObserver.
+func (m *Metrics) Swept(deleted int, took time.Duration, err error) {
+	m.swept.Add(float64(deleted))
+	m.sweepDuration.Observe(took.Seconds())
+	if err != nil {
+		m.sweepErrors.Inc()
+	}
+}
+
+// TrailMeasured implements pdp.SweepObserver.
+func (m *Metrics) TrailMeasured(size pdp.TrailSize) {
+	m.trailEvents.Set(float64(size.Events))
+	m.trailBytes.Set(float64(size.Bytes))
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
@@ -46,6 +47,9 @@ type Store struct {
 	audit *auditWriter
 	trees *treeCache
 	now   func() time.Time
+	// incremental: the file gives deleted events' pages back
+	// (auto_vacuum INCREMENTAL, vacuum.go).
+	incremental atomic.Bool
 }
 
 // Open opens (creating if needed) the database at path and applies the
@@ -80,6 +84,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		write.Close()
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
+	incremental, err := switchToIncrementalVacuum(ctx, write, smallDatabaseBytes)
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
 	if err := migrate(ctx, write); err != nil {
 		write.Close()
 		return nil, fmt.Errorf("migrating %s: %w", path, err)
@@ -97,6 +106,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	read.SetMaxOpenConns(8)
 	s := &Store{write: write, read: read, trees: newTreeCache(), now: time.Now}
+	s.incremental.Store(incremental)
 	s.audit = newAuditWriter(write, opts.MaxBatch, opts.Observer)
 	return s, nil
 }

@@ -33,5 +33,6 @@ func rootCommand() *cobra.Command {
 	root.AddCommand(mcpProxyCommand())
 	root.AddCommand(replayCommand())
 	root.AddCommand(asksCommand(), answerCommand(), levelCommand())
+	root.AddCommand(auditCommand())
 	return root
 }

@@ -116,6 +116,11 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		st := store.AuditStats()
 		logger.Info("audit trail closed", "events", st.Events, "transactions", st.Transactions, "largest_batch", st.MaxBatch, "failed_transactions", st.Errors)
 	}()
+	stopSweeper, err := startSweeper(ctx, cfg.Audit, store, m, logger)
+	if err != nil {
+		return err
+	}
+	defer stopSweeper() // before the store closes
 	assess, err := newAssessor(cfg.Assessor, m)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,16 @@ type Config struct {
 	Log      Log      `yaml:"log"`
 	// DecisionLog exports every decision in OPA's decision-log format.
 	DecisionLog DecisionLog `yaml:"decision_log"`
+	// Audit bounds the audit trail in the database.
+	Audit Audit `yaml:"audit"`
+}
+
+// Audit is the retention of the audit trail.
+type Audit struct {
+	// Retention is how long a decision event is kept; 0 keeps every one.
+	Retention time.Duration `yaml:"retention"`
+	// SweepInterval is how often expired events are deleted.
+	SweepInterval time.Duration `yaml:"sweep_interval"`
 }
 
 // DecisionLog exports every decision as a JSON line in OPA's
@@ -134,7 +145,15 @@ type Paths struct {
 	MaxElements int `yaml:"max_elements"`
 	// MaxLookups bounds the file-system lookups of one call (400 past it).
 	MaxLookups int `yaml:"max_lookups"`
+	// CaseInsensitive makes path rules match without regard to case, as a
+	// file system that ignores case opens ".ENV" for ".env". Default: on
+	// for macOS and Windows, off elsewhere.
+	CaseInsensitive bool `yaml:"case_insensitive"`
 }
+
+// caseInsensitiveHost says whether this system's file systems ignore
+// case by default.
+func caseInsensitiveHost() bool { return runtime.GOOS == "darwin" || runtime.GOOS == "windows" }
 
 // Sessions holds the defaults of sessions created without them.
 type Sessions struct {
@@ -148,6 +167,14 @@ type Log struct {
 	Format string `yaml:"format"`
 }
 
+// DefaultRetention keeps 30 days of decision events: an incident found
+// weeks later can still be traced and a monthly review has its month,
+// and the file stays bounded (about 600 bytes an event: a developer's
+// few thousand calls a day are tens of MB; a hundred agents calling once
+// a second, about 5 GB a day, should set a shorter one). Longer records
+// belong in the decision log export.
+const DefaultRetention = 30 * 24 * time.Hour
+
 // Default is the configuration when no file is given; config.yaml as
 // shipped says the same.
 func Default() Config {
@@ -157,7 +184,7 @@ func Default() Config {
 		DB: DB{Path: "pdp.db"},
 		Policy: Policy{PollInterval: 5 * time.Second, EvalTimeout: time.Second, MaxBundleBytes: 16 << 20, MemoBytes: 64 << 20,
 			Verification: Verification{KeyID: "default", Algorithm: "RS256"}},
-		Paths: Paths{FollowSymlinks: true, MaxElements: 256, MaxLookups: 8192},
+		Paths: Paths{FollowSymlinks: true, MaxElements: 256, MaxLookups: 8192, CaseInsensitive: caseInsensitiveHost()},
 		Sessions: Sessions{
 			PermissionLevel: "READ_ONLY",
 			Mode:            "on-demand",
@@ -169,6 +196,7 @@ func Default() Config {
 		Auth:        Auth{Tokens: []Token{}},
 		Log:         Log{Level: "info", Format: "text"},
 		DecisionLog: DecisionLog{Mask: []string{}},
+		Audit:       Audit{Retention: DefaultRetention, SweepInterval: time.Minute},
 	}
 }
 
