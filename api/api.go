@@ -6,7 +6,11 @@
 // records with these types, so each shape is written once.
 package api
 
-import "time"
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
 
 // Level is a session's permission level for LOCAL tools.
 type Level string
@@ -78,6 +82,59 @@ type TraceStep struct {
 type RuleMatch struct {
 	Pattern string `json:"pattern"`
 	Action  string `json:"action"`
+	// Layer, Path and Access are set for the path rule of "path": the
+	// layer it came from, the resolved path it matched and the access.
+	Layer  string `json:"layer,omitempty"`
+	Path   string `json:"path,omitempty"`
+	Access string `json:"access,omitempty"`
+}
+
+// PathRule is what a path pattern does to each access kind: one action
+// for every access (JSON "deny") or one per kind ({"write": "ask"}). An
+// empty kind is not covered by the rule.
+type PathRule struct {
+	Read  string
+	Write string
+}
+
+// MarshalJSON writes one action when both kinds have the same one.
+func (r PathRule) MarshalJSON() ([]byte, error) {
+	if r.Read == r.Write {
+		return json.Marshal(r.Read)
+	}
+	m := map[string]string{}
+	if r.Read != "" {
+		m["read"] = r.Read
+	}
+	if r.Write != "" {
+		m["write"] = r.Write
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads an action string or an object of read/write actions.
+func (r *PathRule) UnmarshalJSON(b []byte) error {
+	var action string
+	if err := json.Unmarshal(b, &action); err == nil {
+		*r = PathRule{Read: action, Write: action}
+		return nil
+	}
+	var kinds map[string]string
+	if err := json.Unmarshal(b, &kinds); err != nil {
+		return fmt.Errorf(`a path rule is an action or an object of actions per access ({"read": …, "write": …})`)
+	}
+	*r = PathRule{}
+	for kind, action := range kinds {
+		switch kind {
+		case "read":
+			r.Read = action
+		case "write":
+			r.Write = action
+		default:
+			return fmt.Errorf("a path rule's access is read or write, not %q", kind)
+		}
+	}
+	return nil
 }
 
 // Decision is the answer to a DecideRequest. Every field is always
@@ -152,22 +209,25 @@ type NewSession struct {
 	ExecutionMode   ExecutionMode     `json:"execution_mode,omitempty"`
 	Workspace       string            `json:"workspace,omitempty"`
 	Rules           map[string]string `json:"rules,omitempty"`
-	ParentSessionID string            `json:"parent_session_id,omitempty"`
-	Scope           []string          `json:"scope,omitempty"`
-	AssessorModel   string            `json:"assessor_model,omitempty"`
+	// PathRules maps path patterns to what they do (docs/policy.md).
+	PathRules       map[string]PathRule `json:"path_rules,omitempty"`
+	ParentSessionID string              `json:"parent_session_id,omitempty"`
+	Scope           []string            `json:"scope,omitempty"`
+	AssessorModel   string              `json:"assessor_model,omitempty"`
 }
 
 // Session is a stored session (GET /v1/sessions/{id}).
 type Session struct {
-	ID              string            `json:"id"`
-	PermissionLevel Level             `json:"permission_level"`
-	Mode            Mode              `json:"mode"`
-	ExecutionMode   ExecutionMode     `json:"execution_mode"`
-	Workspace       string            `json:"workspace"`
-	Rules           map[string]string `json:"rules"`
-	ParentSessionID string            `json:"parent_session_id,omitempty"`
-	Scope           []string          `json:"scope,omitempty"`
-	AssessorModel   string            `json:"assessor_model,omitempty"`
+	ID              string              `json:"id"`
+	PermissionLevel Level               `json:"permission_level"`
+	Mode            Mode                `json:"mode"`
+	ExecutionMode   ExecutionMode       `json:"execution_mode"`
+	Workspace       string              `json:"workspace"`
+	Rules           map[string]string   `json:"rules"`
+	PathRules       map[string]PathRule `json:"path_rules"`
+	ParentSessionID string              `json:"parent_session_id,omitempty"`
+	Scope           []string            `json:"scope,omitempty"`
+	AssessorModel   string              `json:"assessor_model,omitempty"`
 	// Owner names the dispatcher token that created the session; only it
 	// (or a person's channel) may use it. Empty: no single owner.
 	Owner     string    `json:"owner,omitempty"`
@@ -181,6 +241,8 @@ type SessionChange struct {
 	PermissionLevel *Level             `json:"permission_level,omitempty"`
 	Mode            *Mode              `json:"mode,omitempty"`
 	Rules           *map[string]string `json:"rules,omitempty"`
+	// PathRules replaces the session's path rules; an empty object removes them.
+	PathRules *map[string]PathRule `json:"path_rules,omitempty"`
 }
 
 // Grant is a stored grant: calls of the session tree with this capability

@@ -38,7 +38,7 @@ func (pl *pipeline) input(ctx context.Context, s *Session) (map[string]any, erro
 	}
 	in := map[string]any{
 		"session":   sessionInput(s),
-		"workspace": map[string]any{"outside": strings2any(verdict.Outside)},
+		"workspace": map[string]any{"outside": strings2any(verdict.Outside), "paths": pl.p.pathFacts(verdict, s.PathRules)},
 	}
 	if req.Tool != "" {
 		in["tool"] = req.Tool

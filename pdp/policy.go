@@ -33,6 +33,8 @@ type Policy struct {
 	answer  rego.PreparedEvalQuery
 	// catalogue says which arguments of each tool name files (data.tools).
 	catalogue Catalogue
+	// paths is the policy's layer of path rules (data.paths), compiled.
+	paths *PathRules
 	// memo holds this policy's answers per input; it goes with the policy.
 	memo *memo
 }
@@ -60,7 +62,29 @@ func Compile(ctx context.Context, modules map[string]*ast.Module, data map[strin
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", source, err)
 	}
-	return &Policy{Revision: revision, Source: source, explain: explain, answer: answer, catalogue: catalogue, memo: newMemo(DefaultMemoBytes)}, nil
+	raw, err := readData(ctx, compiler, store, "data.paths")
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", source, err)
+	}
+	paths, err := DecodePathRules(raw)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", source, err)
+	}
+	return &Policy{Revision: revision, Source: source, explain: explain, answer: answer, catalogue: catalogue,
+		paths: paths, memo: newMemo(DefaultMemoBytes)}, nil
+}
+
+// readData evaluates a document of the policy's data once (nil when it
+// is not there), so a table written as data or as rules reads the same.
+func readData(ctx context.Context, compiler *ast.Compiler, store storage.Store, query string) (any, error) {
+	rs, err := rego.New(rego.Query(query), rego.Compiler(compiler), rego.Store(store)).Eval(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", query, err)
+	}
+	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
+		return nil, nil
+	}
+	return rs[0].Expressions[0].Value, nil
 }
 
 // readCatalogue evaluates data.tools once, so a catalogue written as data

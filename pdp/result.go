@@ -125,7 +125,11 @@ func decodeMatches(v any) map[string]RuleMatch {
 		rm, _ := raw.(map[string]any)
 		p, _ := rm["pattern"].(string)
 		a, _ := rm["action"].(string)
-		out[layer] = RuleMatch{Pattern: p, Action: a}
+		// The path rule also names its layer, path and access kind.
+		l, _ := rm["layer"].(string)
+		path, _ := rm["path"].(string)
+		access, _ := rm["access"].(string)
+		out[layer] = RuleMatch{Pattern: p, Action: a, Layer: l, Path: path, Access: access}
 	}
 	return out
 }

@@ -177,7 +177,7 @@ func (s *Sessions) Create(ctx context.Context, spec api.NewSession, who Caller) 
 	}
 	return s.Store.CreateSession(ctx, StoredSession{
 		Owner: who.owner(), ID: spec.ID, PermissionLevel: spec.PermissionLevel, Mode: spec.Mode,
-		ExecutionMode: spec.ExecutionMode, Workspace: spec.Workspace, Rules: spec.Rules,
+		ExecutionMode: spec.ExecutionMode, Workspace: spec.Workspace, Rules: spec.Rules, PathRules: spec.PathRules,
 		ParentSessionID: spec.ParentSessionID, Scope: spec.Scope, AssessorModel: spec.AssessorModel,
 	})
 }
@@ -217,7 +217,8 @@ func (s *Sessions) validate(spec api.NewSession) error {
 	if spec.Workspace != "" && !filepath.IsAbs(spec.Workspace) {
 		return invalid("invalid_workspace", "workspace must be an absolute path, got %q", spec.Workspace)
 	}
-	return ValidateSession(&Session{PermissionLevel: spec.PermissionLevel, Mode: spec.Mode, ExecutionMode: spec.ExecutionMode, Rules: spec.Rules, Scope: spec.Scope})
+	return ValidateSession(&Session{PermissionLevel: spec.PermissionLevel, Mode: spec.Mode, ExecutionMode: spec.ExecutionMode, Rules: spec.Rules,
+		PathRules: NewPathRules(spec.PathRules), Scope: spec.Scope})
 }
 
 // modeLooseness orders modes by what they let through: on-demand denies
@@ -242,6 +243,13 @@ func (s *Sessions) noLooser(spec api.NewSession) error {
 	for pattern, action := range spec.Rules {
 		if action != Deny {
 			return refuse("non-deny rule", "a dispatcher may only add deny rules; %q is %s", pattern, action)
+		}
+	}
+	for pattern, rule := range spec.PathRules {
+		for _, action := range []string{rule.Read, rule.Write} {
+			if action != "" && action != Deny {
+				return refuse("non-deny path rule", "a dispatcher may only add deny path rules; %q is %s", pattern, action)
+			}
 		}
 	}
 	return nil

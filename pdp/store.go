@@ -47,6 +47,8 @@ type SessionPatch struct {
 	Mode            *Mode
 	Rules           map[string]string // with RulesSet: the new rules (empty: none)
 	RulesSet        bool
+	PathRules       map[string]PathRule // with PathRulesSet: the new path rules (empty: none)
+	PathRulesSet    bool
 }
 
 // DecisionFilter selects decisions for listing, newest first; zero values
@@ -70,6 +72,7 @@ func SessionOf(r StoredSession) *Session {
 		ExecutionMode:   r.ExecutionMode,
 		Workspace:       r.Workspace,
 		Rules:           r.Rules,
+		PathRules:       NewPathRules(r.PathRules),
 		Scope:           r.Scope,
 		AssessorModel:   r.AssessorModel,
 		Owner:           r.Owner,

@@ -71,6 +71,8 @@ type Session struct {
 	ExecutionMode   ExecutionMode     `json:"execution_mode,omitempty"`
 	Workspace       string            `json:"workspace,omitempty"`
 	Rules           map[string]string `json:"rules,omitempty"`
+	// PathRules are the session's layer of path rules.
+	PathRules *PathRules `json:"path_rules,omitempty"`
 	// Scope limits a sub-agent to these capability patterns; empty means
 	// no limit beyond its parent's decision.
 	Scope  []string `json:"scope,omitempty"`

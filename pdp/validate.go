@@ -82,6 +82,9 @@ func ValidateSession(s *Session) error {
 		if err := ValidateRules(s.Rules); err != nil {
 			return err
 		}
+		if err := s.PathRules.Validate(); err != nil {
+			return err
+		}
 		for _, p := range s.Scope {
 			if !ValidPattern(p) {
 				return invalid("invalid_scope", "scope pattern %q is not a capability or a.b.* prefix", truncate(p))

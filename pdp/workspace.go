@@ -151,6 +151,29 @@ type WorkspaceCall struct {
 type WorkspaceVerdict struct {
 	Checked []string
 	Outside []string
+	// Paths are the checked paths with what the path rules need.
+	Paths []CheckedPath
+	// CaseInsensitive says the file system ignores case, so path rules
+	// match without regard to it (paths.case_insensitive).
+	CaseInsensitive bool
+}
+
+// CheckedPath is one resolved path of a call.
+type CheckedPath struct {
+	// Value is the string of the call it came from, as Outside lists it.
+	Value string
+	// Path is the resolved path (links followed); for a glob, the
+	// resolved directory its wildcards start from.
+	Path string
+	// Rel is Path relative to the workspace ("." for the workspace
+	// itself) when Inside.
+	Rel    string
+	Inside bool
+	// Resolved is false when the path could not be judged (~user, NUL, a
+	// process-relative path, no workspace): no rule matches it.
+	Resolved bool
+	// Glob is, for a glob, its wildcard part below Path ("**/*.go").
+	Glob string
 }
 
 // Workspace resolves the paths of a call against the session's

@@ -29,6 +29,9 @@ chain := v if {
 	v := step_dangerous
 } else := v if {
 	v := step_session_grant
+
+	# A path ask holds where a grant would allow.
+	not path_asks
 } else := v if {
 	v := step_rule
 } else := v if {
@@ -52,12 +55,16 @@ step_parent_scope := verdict("parent_scope", "deny", "default", "PARENT_SCOPE", 
 }
 
 step_workspace := verdict("workspace", "deny", "default", "OUTSIDE_WORKSPACE", sprintf("The path %q resolves outside the workspace %q.", [outside[0], input.session.workspace])) if {
-	outside := object.get(input, ["workspace", "outside"], [])
+	# An outside path is let through only by a path rule allowing its place (paths.rego).
+	outside := outside_blocked
 	count(outside) > 0
 }
 
 step_explicit_deny := verdict("explicit_deny", "deny", resolved.source, resolved.pattern, sprintf("The %s rule %q denies %s.", [resolved.layer, resolved.pattern, capability])) if {
 	rank(resolved.action) == 3
+} else := path_verdict("explicit_deny") if {
+	# A path rule's deny, for any path of the call (paths.rego).
+	path_denies
 }
 
 step_mode := verdict("mode", "allow", "mode", "MODE", "The session's mode is allow-all.") if {
@@ -81,7 +88,11 @@ step_session_grant := verdict("session_grant", "allow", "session-grant", "SESSIO
 	g.fingerprint == fingerprint
 }
 
-step_rule := verdict("rule", "ask", resolved.source, resolved.pattern, sprintf("The %s rule %q asks before %s.", [resolved.layer, resolved.pattern, capability])) if {
+step_rule := path_verdict("rule") if {
+	# A path rule's ask holds where the level would allow (paths.rego).
+	path_asks
+	has_rule
+} else := verdict("rule", "ask", resolved.source, resolved.pattern, sprintf("The %s rule %q asks before %s.", [resolved.layer, resolved.pattern, capability])) if {
 	resolved.action == "ask"
 } else := verdict("rule", "allow", "assessor", resolved.pattern, "The danger assessor judged the command safe.") if {
 	resolved.action == "assess"
@@ -121,6 +132,7 @@ danger := {"verdict": "DANGEROUS", "by": "screen"} if {
 # needs lists the facts the engine must fetch before the answer is final.
 needs contains "danger" if {
 	chain.step == "rule"
+	not path_asks
 	resolved.action == "assess"
 	capability == "shell.exec"
 	not screened
@@ -145,7 +157,7 @@ final := verdict(
 # decision is the entry point: every field of the answer, never omitted
 # (the engine adds decision_id and revision), with the step-by-step trace
 # and the rule each layer matched.
-decision := object.union(answer, {"trace": trace, "matches": matches})
+decision := object.union(answer, {"trace": trace, "matches": explained_matches})
 
 # answer is the decision without its explanation: what the engine
 # evaluates when no one asked for the trace.
@@ -174,6 +186,7 @@ default reported_danger := null
 reported_danger := danger if {
 	final.step in {"rule", "ask_always"}
 	resolved.action == "assess"
+	not path_asks
 }
 
 default request_error := null

@@ -46,7 +46,7 @@ func (s *Server) mayRead(c echo.Context, sessionID string, notFound error) error
 
 // patchableFields are the only fields PATCH may change; the rest are
 // fixed at creation.
-var patchableFields = []string{"permission_level", "mode", "rules"}
+var patchableFields = []string{"permission_level", "mode", "rules", "path_rules"}
 
 func (s *Server) patchSession(c echo.Context) error {
 	var raw map[string]json.RawMessage
@@ -56,7 +56,7 @@ func (s *Server) patchSession(c echo.Context) error {
 	var patch pdp.SessionPatch
 	for key, value := range raw {
 		if !slices.Contains(patchableFields, key) {
-			return fail(http.StatusBadRequest, "field_fixed", "%q cannot be changed; PATCH takes permission_level, mode and rules", key)
+			return fail(http.StatusBadRequest, "field_fixed", "%q cannot be changed; PATCH takes permission_level, mode, rules and path_rules", key)
 		}
 		var err error
 		switch key {
@@ -69,12 +69,15 @@ func (s *Server) patchSession(c echo.Context) error {
 		case "rules":
 			patch.RulesSet = true
 			err = json.Unmarshal(value, &patch.Rules)
+		case "path_rules":
+			patch.PathRulesSet = true
+			err = json.Unmarshal(value, &patch.PathRules)
 		}
 		if err != nil {
 			return fail(http.StatusBadRequest, "invalid_json", "%s: %v", key, err)
 		}
 	}
-	check := &pdp.Session{Rules: patch.Rules}
+	check := &pdp.Session{Rules: patch.Rules, PathRules: pdp.NewPathRules(patch.PathRules)}
 	if patch.PermissionLevel != nil {
 		if *patch.PermissionLevel == "" {
 			return fail(http.StatusBadRequest, "invalid_level", "permission_level must be one of READ_ONLY, READ_WRITE, SMART, FULL")

@@ -6,30 +6,37 @@ import "strings"
 // with more alternatives is judged outside rather than expanded.
 const maxBraceAlternatives = 256
 
+// globTarget is where one brace alternative of a glob starts: its fixed
+// part, and the wildcard part below it ("" for a glob without wildcards).
+type globTarget struct {
+	base, wild string
+}
+
 // globBases are the paths a glob can reach: for every brace alternative
 // the fixed part before the first wildcard element. ok is false when the
 // glob can reach anywhere: a ".." after a wildcard ("**/../../etc") or
 // more alternatives than are expanded.
-func globBases(glob string) (bases []string, ok bool) {
+func globBases(glob string) (targets []globTarget, ok bool) {
 	alts, ok := expandBraces(glob, maxBraceAlternatives)
 	if !ok {
 		return nil, false
 	}
 	for _, alt := range alts {
-		base, ok := globBase(alt)
+		base, wild, ok := globBase(alt)
 		if !ok {
 			return nil, false
 		}
-		bases = append(bases, base)
+		targets = append(targets, globTarget{base: base, wild: wild})
 	}
-	return bases, true
+	return targets, true
 }
 
 // globBase is the fixed part of a brace-free glob: the path elements
-// before the first one with a wildcard. "/etc/*" → "/etc", "../../**/*.go"
-// → "../..", "**/*.go" → ".". A ".." after a wildcard climbs out of
-// wherever the wildcard matched, so the glob has no base (ok false).
-func globBase(glob string) (string, bool) {
+// before the first one with a wildcard, and the rest. "/etc/*" → "/etc",
+// "../../**/*.go" → "../..", "**/*.go" → ".". A ".." after a wildcard
+// climbs out of wherever the wildcard matched, so the glob has no base
+// (ok false).
+func globBase(glob string) (base, wild string, ok bool) {
 	parts := strings.Split(glob, "/")
 	for i, part := range parts {
 		if !strings.ContainsAny(part, "*?[") {
@@ -37,18 +44,19 @@ func globBase(glob string) (string, bool) {
 		}
 		for _, later := range parts[i+1:] {
 			if later == ".." {
-				return "", false
+				return "", "", false
 			}
 		}
+		wild = strings.Join(parts[i:], "/")
 		if i == 0 {
-			return ".", true
+			return ".", wild, true
 		}
 		if base := strings.Join(parts[:i], "/"); base != "" {
-			return base, true
+			return base, wild, true
 		}
-		return "/", true
+		return "/", wild, true
 	}
-	return glob, true
+	return glob, "", true
 }
 
 // expandBraces expands {a,b} alternatives (nested too), at most max

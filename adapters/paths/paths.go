@@ -40,6 +40,9 @@ type Resolver struct {
 	// MaxElements and MaxLookups override the defaults when positive.
 	MaxElements int
 	MaxLookups  int
+	// CaseInsensitive says the file system ignores case (macOS and
+	// Windows by default), so path rules must too: ".ENV" is ".env".
+	CaseInsensitive bool
 }
 
 // Check resolves the call's working directory and every string of its
@@ -48,7 +51,7 @@ type Resolver struct {
 // for case, a declared path of the wrong type, a path over the limits —
 // is a *pdp.Error.
 func (r Resolver) Check(ctx context.Context, c pdp.WorkspaceCall) (pdp.WorkspaceVerdict, error) {
-	var v pdp.WorkspaceVerdict
+	v := pdp.WorkspaceVerdict{CaseInsensitive: r.CaseInsensitive}
 	col, err := collect(c.Entry, c.Args)
 	if err != nil {
 		return v, err
@@ -81,7 +84,7 @@ func (r Resolver) Check(ctx context.Context, c pdp.WorkspaceCall) (pdp.Workspace
 			continue // each distinct path is resolved once
 		}
 		seen[cand.value+"\x00"+boolKey(cand.glob)] = true
-		targets := []string{cand.value}
+		targets := []globTarget{{base: cand.value}}
 		if cand.glob {
 			var ok bool
 			if targets, ok = globBases(cand.value); !ok {
@@ -89,33 +92,44 @@ func (r Resolver) Check(ctx context.Context, c pdp.WorkspaceCall) (pdp.Workspace
 				continue
 			}
 		}
+		// Every target is resolved, also past one outside: a path rule
+		// may let an outside place through, but only when it covers all.
+		outside := false
 		for _, t := range targets {
-			if err := w.limit(cand.selector, t); err != nil {
+			if err := w.limit(cand.selector, t.base); err != nil {
 				if cand.declared || cand.selector == "cwd" {
 					return pdp.WorkspaceVerdict{}, err
 				}
 				// Free text too long to be one path is judged strictly.
 				v.Outside = append(v.Outside, truncate(cand.value))
+				outside = false
 				break
 			}
-			outside := !rootOK
-			for _, base := range relativeBases(t, bases) {
-				resolved, ok, err := w.resolve(t, base)
+			for _, base := range relativeBases(t.base, bases) {
+				resolved, ok, err := w.resolve(t.base, base)
 				if err != nil {
 					return pdp.WorkspaceVerdict{}, err
 				}
 				v.Checked = append(v.Checked, resolved)
-				if !ok || !within(root, resolved) {
-					outside = true
-				}
+				inside := rootOK && ok && within(root, resolved)
+				outside = outside || !inside
+				v.Paths = append(v.Paths, checkedPath(cand.value, resolved, root, inside, ok, t.wild))
 			}
-			if outside {
-				v.Outside = append(v.Outside, cand.value)
-				break
-			}
+		}
+		if outside {
+			v.Outside = append(v.Outside, cand.value)
 		}
 	}
 	return v, nil
+}
+
+// checkedPath is one resolved path as the path rules see it.
+func checkedPath(value, resolved, root string, inside, ok bool, wild string) pdp.CheckedPath {
+	c := pdp.CheckedPath{Value: value, Path: resolved, Inside: inside, Resolved: ok, Glob: wild}
+	if inside {
+		c.Rel, _ = filepath.Rel(root, resolved)
+	}
+	return c
 }
 
 // truncate shortens a value reported as outside to what a reason can show.

@@ -95,6 +95,8 @@ CREATE INDEX IF NOT EXISTS decisions_session_source_decision ON decisions(sessio
 	// What each decision was judged on, for pdp replay; NULL for events
 	// from before it (or over pdp.MaxRecordedBytes): not replayable.
 	6: `ALTER TABLE decisions ADD COLUMN recorded BLOB;`,
+	// Each session's layer of path rules (docs/policy.md).
+	8: `ALTER TABLE sessions ADD COLUMN path_rules TEXT NOT NULL DEFAULT '{}';`,
 }
 
 // fixedWidthTimes rewrites a column of UTC times "YYYY-MM-DDTHH:MM:SS[.f]Z"

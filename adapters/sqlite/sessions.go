@@ -14,7 +14,7 @@ import (
 // maxTreeDepth bounds how far a session's parents are followed.
 const maxTreeDepth = 32
 
-const sessionColumns = `id, permission_level, mode, execution_mode, workspace, rules, parent_session_id, scope, assessor_model, owner, created_at, updated_at`
+const sessionColumns = `id, permission_level, mode, execution_mode, workspace, rules, parent_session_id, scope, assessor_model, owner, created_at, updated_at, path_rules`
 
 // CreateSession stores a new session; pdp.ErrExists when the id is taken,
 // pdp.ErrNotFound when its parent does not exist.
@@ -29,8 +29,12 @@ func (s *Store) CreateSession(ctx context.Context, rec pdp.StoredSession) (pdp.S
 	if rec.ParentSessionID != "" {
 		parent = rec.ParentSessionID
 	}
-	_, err = s.write.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
-		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, parent, scope, rec.AssessorModel, rec.Owner, formatTime(now), formatTime(now))
+	pathRules, err := encodePathRules(rec)
+	if err != nil {
+		return rec, err
+	}
+	_, err = s.write.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, parent, scope, rec.AssessorModel, rec.Owner, formatTime(now), formatTime(now), pathRules)
 	switch {
 	case isConstraint(err, "UNIQUE"), isConstraint(err, "PRIMARY KEY"):
 		return rec, fmt.Errorf("session %q: %w", rec.ID, pdp.ErrExists)
@@ -55,8 +59,12 @@ func (s *Store) EnsureSession(ctx context.Context, rec pdp.StoredSession) (pdp.S
 	if err != nil {
 		return rec, err
 	}
-	_, err = s.write.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES (?,?,?,?,?,?,NULL,?,?,?,?,?) ON CONFLICT(id) DO NOTHING`,
-		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, scope, rec.AssessorModel, rec.Owner, formatTime(now), formatTime(now))
+	pathRules, err := encodePathRules(rec)
+	if err != nil {
+		return rec, err
+	}
+	_, err = s.write.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES (?,?,?,?,?,?,NULL,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING`,
+		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, scope, rec.AssessorModel, rec.Owner, formatTime(now), formatTime(now), pathRules)
 	if err != nil {
 		return rec, fmt.Errorf("creating session %q: %w", rec.ID, err)
 	}
@@ -87,11 +95,11 @@ type queryer interface {
 
 func (s *Store) getSession(ctx context.Context, db queryer, id string) (pdp.StoredSession, error) {
 	var rec pdp.StoredSession
-	var rules string
+	var rules, pathRules string
 	var parent, scope sql.NullString
 	var created, updated string
 	err := db.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id).Scan(
-		&rec.ID, &rec.PermissionLevel, &rec.Mode, &rec.ExecutionMode, &rec.Workspace, &rules, &parent, &scope, &rec.AssessorModel, &rec.Owner, &created, &updated)
+		&rec.ID, &rec.PermissionLevel, &rec.Mode, &rec.ExecutionMode, &rec.Workspace, &rules, &parent, &scope, &rec.AssessorModel, &rec.Owner, &created, &updated, &pathRules)
 	if errors.Is(err, sql.ErrNoRows) {
 		return rec, fmt.Errorf("session %q: %w", id, pdp.ErrNotFound)
 	}
@@ -110,6 +118,9 @@ func (s *Store) getSession(ctx context.Context, db queryer, id string) (pdp.Stor
 	}
 	if err := json.Unmarshal([]byte(rules), &rec.Rules); err != nil {
 		return rec, fmt.Errorf("session %q has unreadable rules: %w", id, err)
+	}
+	if err := json.Unmarshal([]byte(pathRules), &rec.PathRules); err != nil {
+		return rec, fmt.Errorf("session %q has unreadable path rules: %w", id, err)
 	}
 	if scope.Valid {
 		if err := json.Unmarshal([]byte(scope.String), &rec.Scope); err != nil {
@@ -141,13 +152,20 @@ func (s *Store) UpdateSession(ctx context.Context, id string, p pdp.SessionPatch
 	if p.RulesSet {
 		rec.Rules = p.Rules
 	}
+	if p.PathRulesSet {
+		rec.PathRules = p.PathRules
+	}
 	rec.UpdatedAt = s.now()
 	rules, _, err := encodeRulesScope(rec)
 	if err != nil {
 		return rec, err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET permission_level = ?, mode = ?, rules = ?, updated_at = ? WHERE id = ?`,
-		rec.PermissionLevel, rec.Mode, rules, formatTime(rec.UpdatedAt), id); err != nil {
+	pathRules, err := encodePathRules(rec)
+	if err != nil {
+		return rec, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET permission_level = ?, mode = ?, rules = ?, path_rules = ?, updated_at = ? WHERE id = ?`,
+		rec.PermissionLevel, rec.Mode, rules, pathRules, formatTime(rec.UpdatedAt), id); err != nil {
 		return rec, fmt.Errorf("updating session %q: %w", id, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -242,6 +260,16 @@ func encodeRulesScope(rec pdp.StoredSession) (string, any, error) {
 		scope = string(sb)
 	}
 	return string(rb), scope, nil
+}
+
+// encodePathRules is the path_rules column: a JSON object, {} for none.
+func encodePathRules(rec pdp.StoredSession) (string, error) {
+	rules := rec.PathRules
+	if rules == nil {
+		rules = map[string]pdp.PathRule{}
+	}
+	b, err := json.Marshal(rules)
+	return string(b), err
 }
 
 // ListSessions lists sessions, most recently updated first.

@@ -77,5 +77,5 @@ func newAssessor(cfg config.Assessor, observer assessor.Observer) (pdp.Assessor,
 
 // workspaceResolver is the path resolver the configuration describes.
 func workspaceResolver(c config.Paths) paths.Resolver {
-	return paths.Resolver{FollowSymlinks: c.FollowSymlinks, MaxElements: c.MaxElements, MaxLookups: c.MaxLookups}
+	return paths.Resolver{FollowSymlinks: c.FollowSymlinks, MaxElements: c.MaxElements, MaxLookups: c.MaxLookups, CaseInsensitive: c.CaseInsensitive}
 }

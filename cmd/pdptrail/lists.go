@@ -20,11 +20,11 @@ type listQuery struct {
 }
 
 // listQueries are every combination of session, decision, source, since
-// (the last hour) and before (the middle of the trail), and queries that
+// (the last hour) and before (two days back), and queries that
 // match nothing.
 func listQueries(session string, now time.Time) []listQuery {
 	since := now.Add(-time.Hour).UTC().Format(time.RFC3339)
-	before := pdp.DecisionIDFloor(now.Add(-15 * 24 * time.Hour))
+	before := pdp.DecisionIDFloor(now.Add(-2 * 24 * time.Hour))
 	var out []listQuery
 	for mask := 0; mask < 32; mask++ {
 		q := url.Values{"limit": {"50"}}
@@ -54,11 +54,19 @@ func lists(argv []string) error {
 	base := fs.String("url", "http://127.0.0.1:8181", "base URL of the PDP")
 	rounds := fs.Int("rounds", 200, "times each query is asked")
 	session := fs.String("session", "trail-00042", "the session to filter on")
+	at := fs.String("at", "", "the trail's newest time (RFC 3339; pdp audit stats prints it), to take since and before from; default now")
 	_ = fs.Parse(argv)
+	now := time.Now()
+	if *at != "" {
+		var err error
+		if now, err = time.Parse(time.RFC3339, *at); err != nil {
+			return fmt.Errorf("-at: %w", err)
+		}
+	}
 	client := &http.Client{Timeout: time.Minute}
 	fmt.Println("| query | items | p50 | p99 |")
 	fmt.Println("|---|---|---|---|")
-	for _, q := range listQueries(*session, time.Now()) {
+	for _, q := range listQueries(*session, now) {
 		var took []time.Duration
 		items := 0
 		for range *rounds {

@@ -78,6 +78,13 @@ $("#add-rule").addEventListener("click", () => {
   for (const a of ["allow", "ask", "deny", "assess"]) action.append(el("option", { textContent: a }));
   row($("#rules"), [el("input", { className: "rule-pattern", placeholder: "mcp.github.*" }), action]);
 });
+$("#add-path-rule").addEventListener("click", () => {
+  const access = el("select", { className: "path-access" });
+  for (const a of ["read+write", "read", "write"]) access.append(el("option", { textContent: a }));
+  const action = el("select", { className: "path-action" });
+  for (const a of ["deny", "ask", "allow"]) action.append(el("option", { textContent: a }));
+  row($("#path-rules"), [el("input", { className: "path-pattern", placeholder: ".env or /opt/docs/**" }), access, action]);
+});
 $("#add-grant").addEventListener("click", () => {
   row($("#grants"), [el("input", { className: "grant-capability", value: "shell.exec" }), el("input", { className: "grant-fingerprint", placeholder: "git status" })]);
 });
@@ -99,6 +106,17 @@ function simulationBody() {
     if (p) rules[p] = $(".rule-action", tr).value;
   }
   if (Object.keys(rules).length) session.rules = rules;
+  // Path rules: one action for both access kinds, or one per kind.
+  const pathRules = {};
+  for (const tr of $$("#path-rules tbody tr")) {
+    const p = $(".path-pattern", tr).value.trim();
+    if (!p) continue;
+    const access = $(".path-access", tr).value, action = $(".path-action", tr).value;
+    const r = typeof pathRules[p] === "object" ? pathRules[p] : {};
+    for (const kind of access === "read+write" ? ["read", "write"] : [access]) r[kind] = action;
+    pathRules[p] = r;
+  }
+  if (Object.keys(pathRules).length) session.path_rules = pathRules;
   const grants = [];
   for (const tr of $$("#grants tbody tr")) {
     const c = $(".grant-capability", tr).value.trim(), fp = $(".grant-fingerprint", tr).value.trim();
@@ -149,6 +167,14 @@ function renderDecision(d) {
   const m = d.matches || {};
   $("#matches tbody").replaceChildren(...["policy", "session", "level"].map((layer) =>
     el("tr", {}, el("td", { textContent: layer }), el("td", { textContent: m[layer] ? m[layer].pattern : "—" }), el("td", { textContent: m[layer] ? m[layer].action : "no rule" }))));
+  // The path rule that decided, or let a place through: its layer, the
+  // resolved path it matched and the access kind.
+  if (m.path) {
+    $("#matches tbody").append(el("tr", { id: "path-match" },
+      el("td", { textContent: `path (${m.path.layer})` }),
+      el("td", { textContent: `${m.path.pattern} — ${m.path.access} ${m.path.path}` }),
+      el("td", { textContent: m.path.action })));
+  }
 }
 
 $("#sim-form").addEventListener("input", simulate);

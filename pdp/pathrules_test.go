@@ -1,0 +1,219 @@
+package pdp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+
+	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/policysource"
+	"github.com/toolperm/pdp/adapters/shell"
+	"github.com/toolperm/pdp/pdp"
+	"github.com/toolperm/pdp/policies"
+)
+
+// pathTree makes a workspace with the files the shipped path rules care
+// about, a link to .env, and a place outside with a link to it.
+func pathTree(t *testing.T) (ws, place string) {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, place = filepath.Join(root, "w"), filepath.Join(root, "docs")
+	for _, dir := range []string{".git/hooks", ".github/workflows", "src", "secrets"} {
+		if err := os.MkdirAll(filepath.Join(ws, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(place, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{".env", ".env.local", ".env.example", "src/a.go", filepath.Join(place, "a.md")} {
+		if !filepath.IsAbs(f) {
+			f = filepath.Join(ws, f)
+		}
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(".env", filepath.Join(ws, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(place, filepath.Join(ws, "shared")); err != nil {
+		t.Fatal(err)
+	}
+	return ws, place
+}
+
+func TestPathRulesThroughTheEngine(t *testing.T) {
+	ws, place := pathTree(t)
+	placeRead := pdp.NewPathRules(map[string]pdp.PathRule{place + "/**": {Read: "allow"}})
+	cases := []struct {
+		name  string
+		tool  string
+		args  map[string]any
+		s     pdp.Session
+		want  string
+		rule  string
+		layer string
+	}{
+		{"reading .env is denied", "Read", map[string]any{"file_path": ".env"}, pdp.Session{}, "deny", ".env", "policy"},
+		{"so is .env.local", "Read", map[string]any{"file_path": ws + "/.env.local"}, pdp.Session{}, "deny", ".env.*", "policy"},
+		{"but not .env.example", "Read", map[string]any{"file_path": ".env.example"}, pdp.Session{}, "allow", "fs.read", ""},
+		{"a link is judged by its target", "Read", map[string]any{"file_path": "notes.txt"}, pdp.Session{}, "deny", ".env", "policy"},
+		{".env is denied even at FULL", "Write", map[string]any{"file_path": "src/.env"}, pdp.Session{PermissionLevel: pdp.Full}, "deny", ".env", "policy"},
+		{"writing a git hook is denied", "Write", map[string]any{"file_path": ".git/hooks/pre-commit"}, pdp.Session{PermissionLevel: pdp.ReadWrite}, "deny", ".git/hooks/**", "policy"},
+		{"writing in .git asks", "Edit", map[string]any{"file_path": ".git/config"}, pdp.Session{PermissionLevel: pdp.ReadWrite}, "ask", ".git/**", "policy"},
+		{"reading in .git is fine", "Read", map[string]any{"file_path": ".git/config"}, pdp.Session{}, "allow", "fs.read", ""},
+		{"FULL allows what a path ask asks", "Edit", map[string]any{"file_path": ".git/config"}, pdp.Session{PermissionLevel: pdp.Full}, "allow", "MODE", ""},
+		{"CI workflows ask", "MultiEdit", map[string]any{"file_path": ".github/workflows/ci.yml"}, pdp.Session{PermissionLevel: pdp.ReadWrite}, "ask", ".github/workflows/**", "policy"},
+		{"so does .gitlab-ci.yml", "Write", map[string]any{"file_path": ".gitlab-ci.yml"}, pdp.Session{PermissionLevel: pdp.ReadWrite}, "ask", ".gitlab-ci.yml", "policy"},
+		{"a patch touching a hook", "apply_patch", map[string]any{"input": "*** Begin Patch\n*** Add File: .git/hooks/post-merge\n+x\n*** End Patch"}, pdp.Session{PermissionLevel: pdp.ReadWrite}, "deny", ".git/hooks/**", "policy"},
+		{"a session rule", "Read", map[string]any{"file_path": "secrets/k"}, pdp.Session{PathRules: pdp.NewPathRules(map[string]pdp.PathRule{"secrets/**": {Read: "deny"}})}, "deny", "secrets/**", "session"},
+		{"a session allow never loosens the policy", "Read", map[string]any{"file_path": ".env"}, pdp.Session{PathRules: pdp.NewPathRules(map[string]pdp.PathRule{".env": {Read: "allow"}})}, "deny", ".env", "policy"},
+		{"outside is outside", "Read", map[string]any{"file_path": place + "/a.md"}, pdp.Session{}, "deny", "OUTSIDE_WORKSPACE", ""},
+		{"unless a place rule lets that access through", "Read", map[string]any{"file_path": place + "/a.md"}, pdp.Session{PathRules: placeRead}, "allow", "fs.read", ""},
+		{"through a link too", "Read", map[string]any{"file_path": "shared/a.md"}, pdp.Session{PathRules: placeRead}, "allow", "fs.read", ""},
+		{"a read allow is no write allow", "Write", map[string]any{"file_path": place + "/a.md"}, pdp.Session{PathRules: placeRead, Mode: pdp.AllowAll}, "deny", "OUTSIDE_WORKSPACE", ""},
+		{"a glob in the workspace", "Glob", map[string]any{"pattern": "**/*.go"}, pdp.Session{}, "allow", "fs.glob", ""},
+		{"a glob reaching a denied place", "Glob", map[string]any{"pattern": "**/*.txt"}, pdp.Session{PathRules: pdp.NewPathRules(map[string]pdp.PathRule{"secrets/**": {Read: "deny"}})}, "deny", "secrets/**", "session"},
+		{"a glob in an allowed place", "Glob", map[string]any{"pattern": "*.md", "path": place}, pdp.Session{PathRules: placeRead}, "allow", "fs.glob", ""},
+	}
+	e := newEngine(t, pdp.Components{Workspace: paths.Resolver{FollowSymlinks: true}})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := c.s
+			s.Workspace = ws
+			d := decide(t, e, pdp.Call{Request: pdp.Request{SessionID: "s1", Tool: c.tool, Args: c.args, Cwd: ws}, Session: &s, Explain: true})
+			if d.Decision != c.want || d.Rule != c.rule {
+				t.Fatalf("got %s/%s (%s), want %s/%s", d.Decision, d.Rule, d.Reason, c.want, c.rule)
+			}
+			if c.layer != "" && d.Matches["path"].Layer != c.layer {
+				t.Errorf("matches.path = %+v, want layer %s", d.Matches["path"], c.layer)
+			}
+		})
+	}
+}
+
+func TestPathRulesIgnoreCaseWhereTheFileSystemDoes(t *testing.T) {
+	ws, _ := pathTree(t)
+	call := pdp.Call{Request: pdp.Request{SessionID: "s1", Tool: "Read", Args: map[string]any{"file_path": ".ENV"}, Cwd: ws}, Session: &pdp.Session{Workspace: ws}}
+	for _, fold := range []bool{false, true} {
+		e := newEngine(t, pdp.Components{Workspace: paths.Resolver{CaseInsensitive: fold}})
+		d := decide(t, e, call)
+		want := map[bool]string{false: "allow", true: "deny"}[fold]
+		if d.Decision != want {
+			t.Errorf("case_insensitive %v: got %s/%s, want %s", fold, d.Decision, d.Rule, want)
+		}
+	}
+}
+
+func TestBadPathRulesAreRefused(t *testing.T) {
+	e := newEngine(t, pdp.Components{})
+	s := &pdp.Session{Workspace: "/w", PathRules: pdp.NewPathRules(map[string]pdp.PathRule{"../etc/**": {Read: "allow"}})}
+	_, err := e.Decide(t.Context(), pdp.Call{Request: pdp.Request{SessionID: "s1", Tool: "Read", Args: map[string]any{"file_path": "a"}}, Session: s})
+	if bad, ok := err.(*pdp.Error); !ok || bad.Code != "invalid_path_rule" {
+		t.Fatalf("got %v, want invalid_path_rule", err)
+	}
+}
+
+// BenchmarkPathRules decides a write naming three paths with 10 and with
+// 10,000 path rules in the policy layer and in the session layer: the
+// rules are compiled into tries once, so the cost is that of the path.
+func BenchmarkPathRules(b *testing.B) {
+	for _, n := range []int{10, 10_000} {
+		for _, layer := range []string{"policy", "session"} {
+			b.Run(fmt.Sprintf("%s/%d", layer, n), func(b *testing.B) {
+				rules := manyPathRules(n)
+				p := builtinPolicyWithPaths(b, rules)
+				e := pdp.New(p, pdp.Components{Workspace: paths.Resolver{}, Shell: shell.Parser{}})
+				s := &pdp.Session{Workspace: "/w", PermissionLevel: pdp.ReadWrite}
+				if layer == "session" {
+					e = newEngine(b, pdp.Components{})
+					s.PathRules = pdp.NewPathRules(rules)
+				}
+				call := pdp.Call{Request: pdp.Request{SessionID: "s1", Tool: "edit_file", Args: map[string]any{
+					"path": "src/pkg/a.go", "edits": []any{map[string]any{"path": "docs/guide/b.md"}, map[string]any{"path": "/w/cmd/tool/main.go"}},
+				}}, Session: s}
+				decide(b, e, call)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					// A fresh explain call is never memoized: every loop
+					// evaluates the policy with the path facts.
+					call.Explain = true
+					if _, err := e.Decide(b.Context(), call); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// manyPathRules are n rules of every shape: directories anchored to the
+// workspace, names at any depth, "*.ext", "prefix.*", places on the host
+// and element wildcards, none matching the benchmark's paths.
+func manyPathRules(n int) map[string]pdp.PathRule {
+	rules := make(map[string]pdp.PathRule, n)
+	for i := 0; len(rules) < n; i++ {
+		var p string
+		switch i % 6 {
+		case 0:
+			p = fmt.Sprintf("generated/d%d/**", i)
+		case 1:
+			p = fmt.Sprintf("secret%d.key", i)
+		case 2:
+			p = fmt.Sprintf("*.ext%d", i)
+		case 3:
+			p = fmt.Sprintf(".cfg%d.*", i)
+		case 4:
+			p = fmt.Sprintf("/opt/place%d/**", i)
+		case 5:
+			p = fmt.Sprintf("src/*/gen%d/*.go", i)
+		}
+		rules[p] = pdp.PathRule{Read: "deny", Write: "ask"}
+	}
+	return rules
+}
+
+// builtinPolicyWithPaths is the built-in policy with data.paths replaced.
+func builtinPolicyWithPaths(t testing.TB, rules map[string]pdp.PathRule) *pdp.Policy {
+	t.Helper()
+	files := fstest.MapFS{}
+	err := fs.WalkDir(policies.FS, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(policies.FS, name)
+		if err != nil {
+			return err
+		}
+		if filepath.Base(name) == "data.json" {
+			var data map[string]any
+			if err := json.Unmarshal(b, &data); err != nil {
+				return err
+			}
+			data["paths"] = rules
+			if b, err = json.Marshal(data); err != nil {
+				return err
+			}
+		}
+		files[name] = &fstest.MapFile{Data: b}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policysource.LoadFS(context.Background(), files, "builtin+paths")
+	if err != nil {
+		t.Fatalf("loading the policy: %v", err)
+	}
+	return p
+}
