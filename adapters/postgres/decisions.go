@@ -1,0 +1,215 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/toolperm/pdp/pdp"
+)
+
+const decisionColumns = `id, time, session_id, tool, capability, args, cwd, fingerprint, grantable, decision, source, rule, reason,
+	danger_verdict, danger_by, revision, latency_us, answer, answer_channel, answered_at, grant_id`
+
+// Decision returns one audit event, or pdp.ErrNotFound.
+func (s *Store) Decision(ctx context.Context, id string) (pdp.DecisionEvent, error) {
+	return decision(ctx, s.pool, id)
+}
+
+func decision(ctx context.Context, db queryer, id string) (pdp.DecisionEvent, error) {
+	rec, err := scanDecision(db.QueryRow(ctx, `SELECT `+decisionColumns+` FROM decisions WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return rec, fmt.Errorf("decision %q: %w", id, pdp.ErrNotFound)
+	}
+	if err != nil {
+		return rec, fmt.Errorf("reading decision %q: %w", id, err)
+	}
+	return rec, nil
+}
+
+// Decisions lists audit events, newest first.
+func (s *Store) Decisions(ctx context.Context, f pdp.DecisionFilter) ([]pdp.DecisionEvent, error) {
+	q, args := decisionsQuery(f)
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing decisions: %w", err)
+	}
+	defer rows.Close()
+	out := []pdp.DecisionEvent{}
+	for rows.Next() {
+		rec, err := scanDecision(rows)
+		if err != nil {
+			return nil, fmt.Errorf("listing decisions: %w", err)
+		}
+		out = append(out, rec)
+	}
+	return out, rows.Err()
+}
+
+// decisionsQuery is the SQL of a list: as adapters/sqlite's, each filter
+// combination has an index ending in id and since and before are a range
+// of ids, so a page reads at most its own rows; a source without a
+// decision reads the three decisions' ranges and merges them.
+func decisionsQuery(f pdp.DecisionFilter) (string, []any) {
+	var where []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+	}
+	if f.SessionID != "" {
+		add("session_id = ?", f.SessionID)
+	}
+	if f.Source != "" {
+		add("source = ?", f.Source)
+	}
+	if !f.Since.IsZero() {
+		if floor := pdp.DecisionIDFloor(f.Since); floor != "" {
+			add("id >= ?", floor)
+		}
+		add("time >= ?", utc(f.Since))
+	}
+	if f.Before != "" {
+		add("id < ?", f.Before)
+	}
+	page := func(decision string) string {
+		w := where
+		if decision != "" {
+			args = append(args, decision)
+			w = append(slices.Clip(w), "decision = $"+strconv.Itoa(len(args)))
+		}
+		q := `SELECT ` + decisionColumns + ` FROM decisions`
+		if len(w) > 0 {
+			q += " WHERE " + strings.Join(w, " AND ")
+		}
+		args = append(args, f.Limit)
+		return q + " ORDER BY id DESC LIMIT $" + strconv.Itoa(len(args))
+	}
+	if f.Decision != "" || f.Source == "" {
+		return page(f.Decision), args
+	}
+	var arms []string
+	for _, d := range []string{pdp.Allow, pdp.Ask, pdp.Deny} {
+		arms = append(arms, `(`+page(d)+`)`)
+	}
+	args = append(args, f.Limit)
+	return strings.Join(arms, " UNION ALL ") + " ORDER BY id DESC LIMIT $" + strconv.Itoa(len(args)), args
+}
+
+// answersChannel is the NOTIFY channel of answers; the payload is the
+// decision id.
+const answersChannel = "pdp_answers"
+
+// AnswerDecision records a person's answer to an ask and, for
+// allow_session, creates the grant on the root of the session's tree, in
+// one transaction. The answer is a conditional UPDATE (… WHERE answer IS
+// NULL), so of two answers at once, on any replicas, exactly one is
+// recorded: the other is pdp.ErrConflict, as is an answer to a decision
+// that was not an ask. pdp.ErrNotGrantable for allow_session on a call
+// without a fingerprint (nothing is written then). Every replica hears of
+// the answer through NOTIFY once it commits.
+func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) (pdp.DecisionEvent, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return pdp.DecisionEvent{}, fmt.Errorf("recording the answer: %w", err)
+	}
+	defer tx.Rollback(context.Background())
+	now := utc(s.now())
+	tag, err := tx.Exec(ctx, `UPDATE decisions SET answer = $1, answer_channel = $2, answered_at = $3
+		WHERE id = $4 AND decision = 'ask' AND answer IS NULL`, answer, channel, now, id)
+	if err != nil {
+		return pdp.DecisionEvent{}, fmt.Errorf("recording the answer: %w", err)
+	}
+	rec, err := decision(ctx, tx, id)
+	if err != nil {
+		return rec, err
+	}
+	if tag.RowsAffected() == 0 {
+		if rec.Decision.Decision != pdp.Ask {
+			return rec, fmt.Errorf("decision %s was %s, not ask: %w", id, rec.Decision.Decision, pdp.ErrConflict)
+		}
+		answered := "already"
+		if rec.Answer != nil {
+			answered = rec.Answer.Answer
+		}
+		return rec, fmt.Errorf("decision %s was already answered %s: %w", id, answered, pdp.ErrConflict)
+	}
+	if answer == pdp.AllowSession {
+		if !rec.Grantable || rec.Fingerprint == nil || rec.Capability == nil {
+			return rec, fmt.Errorf("%w: %s", pdp.ErrNotGrantable, notGrantableReason(rec))
+		}
+		root, err := rootID(ctx, tx, rec.SessionID)
+		if err != nil {
+			return rec, err
+		}
+		var gid int64
+		if err := tx.QueryRow(ctx, `INSERT INTO grants (session_id, capability, fingerprint, decision_id, created_at) VALUES ($1,$2,$3,$4,$5)
+			ON CONFLICT (session_id, capability, fingerprint) DO UPDATE SET decision_id = excluded.decision_id RETURNING id`,
+			root, *rec.Capability, *rec.Fingerprint, id, now).Scan(&gid); err != nil {
+			return rec, fmt.Errorf("creating the grant: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE decisions SET grant_id = $1 WHERE id = $2`, gid, id); err != nil {
+			return rec, fmt.Errorf("recording the answer: %w", err)
+		}
+		rec.Answer.GrantID = gid
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, answersChannel, id); err != nil {
+		return rec, fmt.Errorf("recording the answer: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return rec, fmt.Errorf("recording the answer: %w", err)
+	}
+	return rec, nil
+}
+
+func notGrantableReason(rec pdp.DecisionEvent) string {
+	if rec.Capability == nil || *rec.Capability != "shell.exec" {
+		return "only shell commands can be allowed for the session; path capabilities never can"
+	}
+	return "the command is not one plain command with a literal program and subcommand (lists, pipes, substitutions, redirections, wrappers and dangerous programs have no fingerprint)"
+}
+
+func scanDecision(row scanner) (pdp.DecisionEvent, error) {
+	var rec pdp.DecisionEvent
+	var t time.Time
+	var args string
+	var dangerVerdict, dangerBy, answer, channel *string
+	var answeredAt *time.Time
+	var grantID *int64
+	err := row.Scan(&rec.DecisionID, &t, &rec.SessionID, &rec.Tool, &rec.Capability, &args, &rec.Cwd, &rec.Fingerprint, &rec.Grantable,
+		&rec.Decision.Decision, &rec.Source, &rec.Rule, &rec.Reason, &dangerVerdict, &dangerBy, &rec.Revision, &rec.LatencyUS,
+		&answer, &channel, &answeredAt, &grantID)
+	if err != nil {
+		return rec, err
+	}
+	rec.Time = t.UTC()
+	rec.NeedApproval = rec.Decision.Decision == pdp.Ask
+	if dangerVerdict != nil {
+		rec.Danger = &pdp.Danger{Verdict: *dangerVerdict}
+		if dangerBy != nil {
+			rec.Danger.By = *dangerBy
+		}
+	}
+	if err := json.Unmarshal([]byte(args), &rec.Args); err != nil {
+		rec.Args = map[string]any{}
+	}
+	if answer != nil {
+		rec.Answer = &pdp.Answer{Answer: *answer}
+		if channel != nil {
+			rec.Answer.Channel = *channel
+		}
+		if answeredAt != nil {
+			rec.Answer.AnsweredAt = answeredAt.UTC()
+		}
+		if grantID != nil {
+			rec.Answer.GrantID = *grantID
+		}
+	}
+	return rec, nil
+}

@@ -1,0 +1,135 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ErrClosed is the error of a store used after Close.
+var ErrClosed = errors.New("store is closed")
+
+// Options tune the store; the zero value is sane.
+type Options struct {
+	// MaxConns bounds the connections of this process (default 10): the
+	// audit writer holds one at a time, the listener one of its own, the
+	// rest serve reads, session writes and answers.
+	MaxConns int32
+	// MaxBatch bounds how many audit events one transaction carries.
+	MaxBatch int
+	// WriteTimeout bounds one audit transaction (default 10s): past it the
+	// events of the batch are refused (a 503), never answered unrecorded.
+	WriteTimeout time.Duration
+	// Observer is told of every audit transaction (metrics); may be nil.
+	Observer AuditObserver
+}
+
+// AuditObserver is told of every audit transaction: how many events it
+// carried, how long it took, and whether it failed.
+type AuditObserver interface {
+	AuditBatch(events int, took time.Duration, err error)
+}
+
+// Store is the PostgreSQL state of the PDP. It is safe for concurrent use,
+// by any number of processes on the same database.
+type Store struct {
+	pool     *pgxpool.Pool
+	audit    *auditWriter
+	answers  *listener
+	now      func() time.Time
+	closeCtx context.CancelFunc
+}
+
+// IsURL reports whether a db.path names a PostgreSQL database
+// (postgres:// or postgresql://) rather than a SQLite file.
+func IsURL(path string) bool {
+	return strings.HasPrefix(path, "postgres://") || strings.HasPrefix(path, "postgresql://")
+}
+
+// Open connects to the database at url and applies the migrations it
+// lacks. Replicas starting together migrate one at a time.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = 10
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 512
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 10 * time.Second
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("db.path: %w", err)
+	}
+	cfg.MaxConns = opts.MaxConns
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
+	// UTC everywhere: timestamptz comes back in the session's zone.
+	if cfg.ConnConfig.RuntimeParams == nil {
+		cfg.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
+	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("migrating the PostgreSQL database: %w", err)
+	}
+	lctx, cancel := context.WithCancel(context.Background())
+	s := &Store{pool: pool, now: time.Now, closeCtx: cancel}
+	s.audit = newAuditWriter(pool, opts.MaxBatch, opts.WriteTimeout, opts.Observer)
+	s.answers = newListener(lctx, cfg.ConnConfig.Copy(), answersChannel)
+	return s, nil
+}
+
+// Close flushes the pending audit events, stops listening and closes the
+// pool.
+func (s *Store) Close() error {
+	s.audit.close()
+	s.closeCtx()
+	s.answers.wait()
+	s.pool.Close()
+	return nil
+}
+
+// Writable checks that the database accepts writes now (not a standby,
+// reachable).
+func (s *Store) Writable(ctx context.Context) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("database is not writable: %w", err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `UPDATE schema_migrations SET version = version WHERE false`); err != nil {
+		return fmt.Errorf("database is not writable: %w", err)
+	}
+	return nil
+}
+
+// utc is how times are stored and returned: PostgreSQL keeps
+// microseconds, so a time read back equals the one written truncated to
+// them.
+func utc(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// pgCode is the SQLSTATE of a PostgreSQL error, or "".
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+const (
+	uniqueViolation     = "23505"
+	foreignKeyViolation = "23503"
+)

@@ -1,0 +1,555 @@
+// Package storetest is the behaviour every storage backend of the PDP
+// must have, as one suite: adapters/sqlite and adapters/postgres run it
+// against a fresh store of their own, so the two cannot drift apart.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolperm/pdp/pdp"
+)
+
+// Store is what a backend implements: the core's store roles, the audit
+// log, the recorded trail for replay, and the readiness check.
+type Store interface {
+	pdp.AuditLog
+	pdp.SessionStore
+	pdp.DecisionStore
+	pdp.GrantStore
+	pdp.AccessLog
+	pdp.RecordedDecisions
+	Writable(ctx context.Context) error
+}
+
+// Open returns a new, empty store for one test; the backend closes it in
+// t.Cleanup.
+type Open func(t *testing.T) Store
+
+// Run runs every case of the suite, each on a store of its own.
+func Run(t *testing.T, open Open) {
+	cases := []struct {
+		name string
+		run  func(t *testing.T, s Store)
+	}{
+		{"sessions", testSessions},
+		{"ensure and claim", testEnsureAndClaim},
+		{"update applies to the next tree", testUpdateTree},
+		{"list sessions", testListSessions},
+		{"audit round trip", testAuditRoundTrip},
+		{"group commit", testGroupCommit},
+		{"paging and filters", testPaging},
+		{"answers", testAnswers},
+		{"answer races", testAnswerRace},
+		{"grants on the root", testGrantsOnRoot},
+		{"access events", testAccessEvents},
+		{"recorded decisions", testRecorded},
+		{"writable", func(t *testing.T, s Store) {
+			if err := s.Writable(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, open(t)) })
+	}
+}
+
+var base = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+
+// event is a decision event of session at base+offset.
+func event(session, decision string, offset time.Duration) pdp.Event {
+	at := base.Add(offset)
+	capability := "fs.read"
+	d := pdp.Decision{DecisionID: pdp.NewDecisionID(at), Decision: decision, NeedApproval: decision == pdp.Ask,
+		Source: "level", Rule: "LEVEL_" + decision, Reason: "because", Capability: &capability, Revision: "r1"}
+	return pdp.Event{Decision: d, SessionID: session, Time: at, Latency: 1500 * time.Microsecond,
+		Request: pdp.Request{Tool: "read_file", Args: map[string]any{"path": "a.txt"}, Cwd: "/w"}}
+}
+
+// shellAsk is an ask on a shell command, grantable when fingerprint is set.
+func shellAsk(session string, offset time.Duration, fingerprint string) pdp.Event {
+	ev := event(session, pdp.Ask, offset)
+	c := "shell.exec"
+	ev.Decision.Capability = &c
+	ev.Request = pdp.Request{Tool: "shell", Args: map[string]any{"command": fingerprint + " x"}}
+	if fingerprint != "" {
+		ev.Decision.Fingerprint, ev.Decision.Grantable = &fingerprint, true
+	}
+	return ev
+}
+
+func mustRecord(t *testing.T, s Store, evs ...pdp.Event) {
+	t.Helper()
+	for _, ev := range evs {
+		if err := s.Record(t.Context(), ev); err != nil {
+			t.Fatalf("recording %s: %v", ev.Decision.DecisionID, err)
+		}
+	}
+}
+
+func mustCreate(t *testing.T, s Store, rec pdp.StoredSession) pdp.StoredSession {
+	t.Helper()
+	if rec.PermissionLevel == "" {
+		rec.PermissionLevel = pdp.ReadOnly
+	}
+	if rec.Mode == "" {
+		rec.Mode = pdp.OnDemand
+	}
+	if rec.ExecutionMode == "" {
+		rec.ExecutionMode = pdp.Local
+	}
+	got, err := s.CreateSession(t.Context(), rec)
+	if err != nil {
+		t.Fatalf("creating %s: %v", rec.ID, err)
+	}
+	return got
+}
+
+func wantErr(t *testing.T, err, want error) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Fatalf("err = %v, want %v", err, want)
+	}
+}
+
+func testSessions(t *testing.T, s Store) {
+	ctx := t.Context()
+	created := mustCreate(t, s, pdp.StoredSession{ID: "s1", PermissionLevel: pdp.ReadWrite, Workspace: "/w",
+		Rules: map[string]string{"net.fetch": "allow"}, Scope: []string{"fs.read"}, AssessorModel: "m", Owner: "tok"})
+	got, err := s.GetSession(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.PermissionLevel != pdp.ReadWrite || got.Workspace != "/w" || got.Rules["net.fetch"] != "allow" || len(got.Scope) != 1 ||
+		got.AssessorModel != "m" || got.Owner != "tok" || got.ExecutionMode != pdp.Local {
+		t.Fatalf("stored session = %+v", got)
+	}
+	if !got.CreatedAt.Truncate(time.Microsecond).Equal(created.CreatedAt.Truncate(time.Microsecond)) || got.CreatedAt.Location() != time.UTC {
+		t.Fatalf("created_at = %v, want %v in UTC", got.CreatedAt, created.CreatedAt)
+	}
+	_, err = s.CreateSession(ctx, pdp.StoredSession{ID: "s1", PermissionLevel: pdp.ReadOnly, Mode: pdp.OnDemand, ExecutionMode: pdp.Local})
+	wantErr(t, err, pdp.ErrExists)
+	_, err = s.CreateSession(ctx, pdp.StoredSession{ID: "child", ParentSessionID: "nobody", PermissionLevel: pdp.ReadOnly, Mode: pdp.OnDemand, ExecutionMode: pdp.Local})
+	wantErr(t, err, pdp.ErrNotFound)
+	_, err = s.GetSession(ctx, "nobody")
+	wantErr(t, err, pdp.ErrNotFound)
+	_, err = s.SessionTree(ctx, "nobody")
+	wantErr(t, err, pdp.ErrNotFound)
+	_, err = s.UpdateSession(ctx, "nobody", pdp.SessionPatch{})
+	wantErr(t, err, pdp.ErrNotFound)
+	mustCreate(t, s, pdp.StoredSession{ID: "s1.a", ParentSessionID: "s1"})
+	mustCreate(t, s, pdp.StoredSession{ID: "s1.a.b", ParentSessionID: "s1.a"})
+	for _, id := range []string{"s1", "s1.a", "s1.a.b"} {
+		root, err := s.RootID(ctx, id)
+		if err != nil || root != "s1" {
+			t.Fatalf("RootID(%s) = %q, %v", id, root, err)
+		}
+	}
+	tree, err := s.SessionTree(ctx, "s1.a.b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree.ID != "s1.a.b" || tree.Parent == nil || tree.Parent.ID != "s1.a" || tree.Parent.Parent == nil || tree.Parent.Parent.ID != "s1" ||
+		tree.Parent.Parent.Parent != nil || tree.Parent.Parent.Rules["net.fetch"] != "allow" {
+		t.Fatalf("tree = %+v", tree)
+	}
+}
+
+func testEnsureAndClaim(t *testing.T, s Store) {
+	ctx := t.Context()
+	rec := pdp.StoredSession{ID: "auto", PermissionLevel: pdp.ReadOnly, Mode: pdp.OnDemand, ExecutionMode: pdp.Local}
+	got, err := s.EnsureSession(ctx, rec)
+	if err != nil || got.ID != "auto" || got.Workspace != "" {
+		t.Fatalf("EnsureSession = %+v, %v", got, err)
+	}
+	again := rec
+	again.PermissionLevel = pdp.Full
+	if got, err = s.EnsureSession(ctx, again); err != nil || got.PermissionLevel != pdp.ReadOnly {
+		t.Fatalf("EnsureSession of an existing session = %+v, %v; want the stored one", got, err)
+	}
+	// Concurrent first decisions of one session all get the one stored.
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := pdp.StoredSession{ID: "raced", PermissionLevel: pdp.Levels[i%len(pdp.Levels)], Mode: pdp.OnDemand, ExecutionMode: pdp.Local}
+			if _, err := s.EnsureSession(ctx, r); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("concurrent EnsureSession: %v", err)
+	}
+	if err := s.ClaimWorkspace(ctx, "auto", "/first"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ClaimWorkspace(ctx, "auto", "/second"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetSession(ctx, "auto"); got.Workspace != "/first" {
+		t.Fatalf("workspace = %q, want the first claim to stay", got.Workspace)
+	}
+}
+
+func testUpdateTree(t *testing.T, s Store) {
+	ctx := t.Context()
+	mustCreate(t, s, pdp.StoredSession{ID: "root"})
+	mustCreate(t, s, pdp.StoredSession{ID: "kid", ParentSessionID: "root"})
+	for i, level := range []pdp.Level{pdp.ReadWrite, pdp.Full, pdp.ReadOnly} {
+		tree, err := s.SessionTree(ctx, "kid") // warm any cache first
+		if err != nil {
+			t.Fatal(err)
+		}
+		mode := pdp.Modes[i%len(pdp.Modes)]
+		rules := map[string]string{"fs.write": fmt.Sprint("r", i)}
+		if _, err := s.UpdateSession(ctx, "root", pdp.SessionPatch{PermissionLevel: &level, Mode: &mode, Rules: rules, RulesSet: true}); err != nil {
+			t.Fatal(err)
+		}
+		if tree, err = s.SessionTree(ctx, "kid"); err != nil {
+			t.Fatal(err)
+		}
+		if p := tree.Parent; p.PermissionLevel != level || p.Mode != mode || p.Rules["fs.write"] != rules["fs.write"] {
+			t.Fatalf("after update %d the tree's root is %+v", i, p)
+		}
+	}
+	got, err := s.UpdateSession(ctx, "root", pdp.SessionPatch{})
+	if err != nil || got.PermissionLevel != pdp.ReadOnly {
+		t.Fatalf("empty patch = %+v, %v", got, err)
+	}
+}
+
+func testListSessions(t *testing.T, s Store) {
+	ctx := t.Context()
+	for _, id := range []string{"a", "b", "c"} {
+		mustCreate(t, s, pdp.StoredSession{ID: id})
+		time.Sleep(2 * time.Millisecond)
+	}
+	level := pdp.Full
+	if _, err := s.UpdateSession(ctx, "a", pdp.SessionPatch{PermissionLevel: &level}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ListSessions(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != "a" || got[1].ID != "c" {
+		t.Fatalf("ListSessions(2) = %v, want a (updated last), c", ids(got))
+	}
+}
+
+func ids(ss []pdp.StoredSession) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, s.ID)
+	}
+	return out
+}
+
+func testAuditRoundTrip(t *testing.T, s Store) {
+	ctx := t.Context()
+	ev := event("s", pdp.Allow, 1500*time.Millisecond)
+	ev.Decision.Danger = &pdp.Danger{Verdict: "SAFE", By: "model-x"}
+	fp := "git status"
+	ev.Decision.Fingerprint, ev.Decision.Grantable = &fp, true
+	mustRecord(t, s, ev)
+	got, err := s.Decision(ctx, ev.Decision.DecisionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := got.Decision
+	if d.DecisionID != ev.Decision.DecisionID || d.Decision != pdp.Allow || d.Source != "level" || d.Rule != "LEVEL_allow" || d.Reason != "because" ||
+		*d.Capability != "fs.read" || *d.Fingerprint != fp || !d.Grantable || d.Danger == nil || d.Danger.Verdict != "SAFE" || d.Danger.By != "model-x" ||
+		d.Revision != "r1" || d.NeedApproval {
+		t.Fatalf("decision = %+v", d)
+	}
+	if !got.Time.Equal(ev.Time) || got.Time.Location() != time.UTC || got.SessionID != "s" || got.Tool != "read_file" || got.Args["path"] != "a.txt" ||
+		got.Cwd != "/w" || got.LatencyUS != 1500 || got.Answer != nil {
+		t.Fatalf("event = %+v", got)
+	}
+	_, err = s.Decision(ctx, "nope")
+	wantErr(t, err, pdp.ErrNotFound)
+	bare := event("s", pdp.Deny, 2*time.Second)
+	bare.Decision.Capability, bare.Request.Args = nil, nil
+	mustRecord(t, s, bare)
+	if got, err = s.Decision(ctx, bare.Decision.DecisionID); err != nil || got.Capability != nil || got.Danger != nil || len(got.Args) != 0 {
+		t.Fatalf("bare event = %+v, %v", got, err)
+	}
+}
+
+// testGroupCommit: concurrent callers are each answered after their event
+// is stored, and every one is.
+func testGroupCommit(t *testing.T, s Store) {
+	ctx := t.Context()
+	const n = 200
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	evs := make([]pdp.Event, n)
+	for i := range n {
+		evs[i] = event(fmt.Sprint("g", i%5), pdp.Allow, time.Duration(i)*time.Millisecond)
+	}
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.Record(ctx, evs[i]); err != nil {
+				errs <- err
+				return
+			}
+			if _, err := s.Decision(ctx, evs[i].Decision.DecisionID); err != nil {
+				errs <- fmt.Errorf("answered before stored: %w", err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	all, err := s.Decisions(ctx, pdp.DecisionFilter{Limit: 2 * n})
+	if err != nil || len(all) != n {
+		t.Fatalf("listed %d, %v; want %d", len(all), err, n)
+	}
+}
+
+func testPaging(t *testing.T, s Store) {
+	ctx := t.Context()
+	var evs []pdp.Event
+	for i := range 30 {
+		decision := []string{pdp.Allow, pdp.Deny, pdp.Ask}[i%3]
+		ev := event([]string{"p1", "p2"}[i%2], decision, time.Duration(i)*time.Second)
+		if i%4 == 0 {
+			ev.Decision.Source = "rule"
+		}
+		evs = append(evs, ev)
+	}
+	mustRecord(t, s, evs...)
+	count := func(pred func(pdp.Event) bool, since time.Time, before string) []string {
+		var out []string
+		for i := len(evs) - 1; i >= 0; i-- {
+			ev := evs[i]
+			if pred(ev) && !ev.Time.Before(since) && (before == "" || ev.Decision.DecisionID < before) {
+				out = append(out, ev.Decision.DecisionID)
+			}
+		}
+		return out
+	}
+	cases := []struct {
+		name string
+		f    pdp.DecisionFilter
+		pred func(pdp.Event) bool
+	}{
+		{"everything", pdp.DecisionFilter{}, func(pdp.Event) bool { return true }},
+		{"session", pdp.DecisionFilter{SessionID: "p1"}, func(e pdp.Event) bool { return e.SessionID == "p1" }},
+		{"decision", pdp.DecisionFilter{Decision: pdp.Ask}, func(e pdp.Event) bool { return e.Decision.Decision == pdp.Ask }},
+		{"source", pdp.DecisionFilter{Source: "rule"}, func(e pdp.Event) bool { return e.Decision.Source == "rule" }},
+		{"session and source", pdp.DecisionFilter{SessionID: "p2", Source: "level"}, func(e pdp.Event) bool {
+			return e.SessionID == "p2" && e.Decision.Source == "level"
+		}},
+		{"all three", pdp.DecisionFilter{SessionID: "p1", Source: "level", Decision: pdp.Deny}, func(e pdp.Event) bool {
+			return e.SessionID == "p1" && e.Decision.Source == "level" && e.Decision.Decision == pdp.Deny
+		}},
+		{"since", pdp.DecisionFilter{Since: base.Add(10 * time.Second)}, func(pdp.Event) bool { return true }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want := count(c.pred, c.f.Since, "")
+			var got []string
+			f := c.f
+			f.Limit = 4
+			for {
+				page, err := s.Decisions(ctx, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range page {
+					got = append(got, e.DecisionID)
+				}
+				if len(page) < f.Limit {
+					break
+				}
+				f.Before = page[len(page)-1].DecisionID
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("pages = %v\nwant    %v", got, want)
+			}
+		})
+	}
+}
+
+func testAnswers(t *testing.T, s Store) {
+	ctx := t.Context()
+	mustCreate(t, s, pdp.StoredSession{ID: "s"})
+	ask, allow, notGrantable := shellAsk("s", 0, "git push"), event("s", pdp.Allow, time.Second), shellAsk("s", 2*time.Second, "")
+	mustRecord(t, s, ask, allow, notGrantable)
+	_, err := s.AnswerDecision(ctx, "nope", pdp.AllowOnce, "api")
+	wantErr(t, err, pdp.ErrNotFound)
+	_, err = s.AnswerDecision(ctx, allow.Decision.DecisionID, pdp.AllowOnce, "api")
+	wantErr(t, err, pdp.ErrConflict)
+	_, err = s.AnswerDecision(ctx, notGrantable.Decision.DecisionID, pdp.AllowSession, "api")
+	wantErr(t, err, pdp.ErrNotGrantable)
+	// Nothing was written: it can still be answered.
+	if got, err := s.AnswerDecision(ctx, notGrantable.Decision.DecisionID, pdp.DenyAnswer, "console"); err != nil || got.Answer.Answer != pdp.DenyAnswer {
+		t.Fatalf("answer after a refused allow_session = %+v, %v", got.Answer, err)
+	}
+	got, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, pdp.AllowOnce, "terminal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Answer == nil || got.Answer.Answer != pdp.AllowOnce || got.Answer.Channel != "terminal" || got.Answer.GrantID != 0 || got.Answer.AnsweredAt.IsZero() {
+		t.Fatalf("answer = %+v", got.Answer)
+	}
+	stored, err := s.Decision(ctx, ask.Decision.DecisionID)
+	if err != nil || stored.Answer == nil || !stored.Answer.AnsweredAt.Equal(got.Answer.AnsweredAt) || stored.Answer.Channel != "terminal" {
+		t.Fatalf("stored answer = %+v, %v; returned %+v", stored.Answer, err, got.Answer)
+	}
+	_, err = s.AnswerDecision(ctx, ask.Decision.DecisionID, pdp.DenyAnswer, "api")
+	wantErr(t, err, pdp.ErrConflict)
+	if grants, _ := s.Grants(ctx, "s"); len(grants) != 0 {
+		t.Fatalf("allow_once stored grants %+v", grants)
+	}
+}
+
+// testAnswerRace: of many answers to one ask at once, exactly one is
+// recorded and the others are conflicts.
+func testAnswerRace(t *testing.T, s Store) {
+	ctx := t.Context()
+	mustCreate(t, s, pdp.StoredSession{ID: "s"})
+	for round := range 3 {
+		ask := shellAsk("s", time.Duration(round)*time.Second, "make test")
+		mustRecord(t, s, ask)
+		const n = 8
+		var wg sync.WaitGroup
+		results := make(chan error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, []string{pdp.AllowSession, pdp.DenyAnswer}[i%2], fmt.Sprint("c", i))
+				results <- err
+			}()
+		}
+		wg.Wait()
+		close(results)
+		ok := 0
+		for err := range results {
+			switch {
+			case err == nil:
+				ok++
+			case !errors.Is(err, pdp.ErrConflict):
+				t.Fatalf("a racing answer failed with %v, want a conflict", err)
+			}
+		}
+		if ok != 1 {
+			t.Fatalf("round %d: %d answers recorded, want exactly 1", round, ok)
+		}
+	}
+}
+
+func testGrantsOnRoot(t *testing.T, s Store) {
+	ctx := t.Context()
+	mustCreate(t, s, pdp.StoredSession{ID: "root"})
+	mustCreate(t, s, pdp.StoredSession{ID: "kid", ParentSessionID: "root"})
+	if _, err := s.SessionTree(ctx, "kid"); err != nil { // warm any cache first
+		t.Fatal(err)
+	}
+	ask := shellAsk("kid", 0, "npm test")
+	mustRecord(t, s, ask)
+	got, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, pdp.AllowSession, "console")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Answer.GrantID == 0 {
+		t.Fatalf("allow_session answer has no grant id: %+v", got.Answer)
+	}
+	if kid, _ := s.Grants(ctx, "kid"); len(kid) != 0 {
+		t.Fatalf("grant stored on the sub-agent: %+v", kid)
+	}
+	grants, err := s.Grants(ctx, "root")
+	if err != nil || len(grants) != 1 {
+		t.Fatalf("root grants = %+v, %v", grants, err)
+	}
+	g := grants[0]
+	if g.ID != got.Answer.GrantID || g.SessionID != "root" || g.Capability != "shell.exec" || g.Fingerprint != "npm test" ||
+		g.DecisionID != ask.Decision.DecisionID || g.CreatedAt.IsZero() {
+		t.Fatalf("grant = %+v", g)
+	}
+	treeGrants := func() []pdp.Grant {
+		tree, err := s.SessionTree(ctx, "kid")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tree.Parent.Grants
+	}
+	if tg := treeGrants(); len(tg) != 1 || tg[0].Fingerprint != "npm test" || tg[0].Capability != "shell.exec" {
+		t.Fatalf("the next tree's grants = %+v", tg)
+	}
+	// The same call granted again keeps one grant.
+	again := shellAsk("kid", time.Second, "npm test")
+	mustRecord(t, s, again)
+	if _, err := s.AnswerDecision(ctx, again.Decision.DecisionID, pdp.AllowSession, "console"); err != nil {
+		t.Fatal(err)
+	}
+	if grants, _ = s.Grants(ctx, "root"); len(grants) != 1 || grants[0].DecisionID != again.Decision.DecisionID {
+		t.Fatalf("grants after a second allow_session = %+v", grants)
+	}
+	wantErr(t, s.DeleteGrant(ctx, "kid", g.ID), pdp.ErrNotFound)
+	if err := s.DeleteGrant(ctx, "root", g.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, s.DeleteGrant(ctx, "root", g.ID), pdp.ErrNotFound)
+	if tg := treeGrants(); len(tg) != 0 {
+		t.Fatalf("a revoked grant is still in the next tree: %+v", tg)
+	}
+}
+
+func testAccessEvents(t *testing.T, s Store) {
+	ctx := t.Context()
+	for i := range 3 {
+		ev := pdp.AccessEvent{Time: base.Add(time.Duration(i) * time.Second), Method: "POST", Route: "/v1/decide", Code: 401 + i,
+			Token: "t", Reason: fmt.Sprint("r", i), Remote: "10.0.0.1"}
+		if err := s.RecordAccessDenied(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.AccessEvents(ctx, 2)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("AccessEvents = %+v, %v", got, err)
+	}
+	if got[0].Code != 403 || got[0].Reason != "r2" || !got[0].Time.Equal(base.Add(2*time.Second)) || got[1].Code != 402 || got[0].Remote != "10.0.0.1" {
+		t.Fatalf("newest first: %+v", got)
+	}
+}
+
+func testRecorded(t *testing.T, s Store) {
+	ctx := t.Context()
+	a, b, c := event("r1", pdp.Allow, 0), event("r2", pdp.Deny, time.Second), event("r1", pdp.Ask, 2*time.Second)
+	a.Recorded = &pdp.Recorded{Input: map[string]any{"tool": "read_file"}}
+	c.Recorded = &pdp.Recorded{Input: map[string]any{"tool": "shell"}, Parent: &pdp.Recorded{Input: map[string]any{"tool": "task"}}}
+	mustRecord(t, s, a, b, c)
+	var got []pdp.RecordedDecision
+	collect := func(f pdp.ReplayFilter) {
+		got = nil
+		if err := s.EachRecorded(ctx, f, func(rd pdp.RecordedDecision) error { got = append(got, rd); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	collect(pdp.ReplayFilter{})
+	if len(got) != 3 || got[0].DecisionID != a.Decision.DecisionID || got[0].Recorded == nil || got[0].Recorded.Input["tool"] != "read_file" ||
+		got[1].Recorded != nil || got[1].Decision != pdp.Deny || got[1].Rule != "LEVEL_deny" || got[2].Recorded.Parent == nil {
+		t.Fatalf("recorded = %+v", got)
+	}
+	collect(pdp.ReplayFilter{SessionID: "r1", Since: base.Add(time.Second)})
+	if len(got) != 1 || got[0].DecisionID != c.Decision.DecisionID || got[0].SessionID != "r1" {
+		t.Fatalf("recorded since 1s in r1 = %+v", got)
+	}
+}
