@@ -185,6 +185,7 @@ func BenchmarkReferenceChain(b *testing.B) {
 	var calls []pdp.Call
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
 		if i%12 == 0 {
 			calls = freshMix(nextRound())
@@ -192,4 +193,5 @@ func BenchmarkReferenceChain(b *testing.B) {
 		c := calls[i%12]
 		r.decide(c.Request, c.Session)
 	}
+	cpu.report(b)
 }

@@ -8,7 +8,8 @@
 // Streams: repeated (the default: eight calls over and over, each client
 // starting at its own offset), shell (a distinct shell command in every
 // request), mixed (reads, writes, greps, MCP calls and distinct shell
-// commands, a new session every 16 calls, so no input document repeats).
+// commands, a new session every 16 calls, so no input document repeats),
+// large (a distinct ~48 KiB shell command in every request, for memory).
 //
 // With -bodies FILE (one JSON body per line) and -path it drives any JSON
 // endpoint with the stream's positions taken from the file, e.g. an OPA
@@ -35,14 +36,14 @@ func main() {
 	clients := flag.Int("c", 32, "concurrent clients")
 	duration := flag.Duration("d", 10*time.Second, "how long to send")
 	path := flag.String("path", "/v1/decide", "the endpoint to POST to")
-	streamName := flag.String("stream", "repeated", "the bodies to send: repeated, shell or mixed")
+	streamName := flag.String("stream", "repeated", "the bodies to send: repeated, shell, mixed or large")
 	bodiesFile := flag.String("bodies", "", "a file of JSON bodies, one per line, standing for the stream's bodies 0, 1, 2, …")
 	printMix := flag.Bool("print-mix", false, "print the repeated stream's calls, one body per line, and exit")
 	printInputs := flag.Int("print-inputs", 0, "print the input documents pdp's built-in policy judges for the stream's first N bodies, as OPA request bodies, and exit")
 	flag.Parse()
 	s, ok := streams[*streamName]
 	if !ok {
-		fail(fmt.Errorf("unknown stream %q (repeated, shell, mixed)", *streamName))
+		fail(fmt.Errorf("unknown stream %q (repeated, shell, mixed, large)", *streamName))
 	}
 	switch {
 	case *printMix:

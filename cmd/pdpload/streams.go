@@ -19,6 +19,7 @@ var streams = map[string]stream{
 	"repeated": {name: "repeated", repeats: true, body: repeatedBody},
 	"shell":    {name: "shell", body: shellBody},
 	"mixed":    {name: "mixed", body: mixedBody},
+	"large":    {name: "large", body: largeBody},
 }
 
 // mix is the repeated stream: reads, writes, shell commands with and
@@ -61,6 +62,17 @@ var commands = []string{
 // client, all in the same workspace.
 func shellBody(i, clients int) string {
 	cmd := fmt.Sprintf(commands[i%len(commands)], i)
+	return fmt.Sprintf(`{"session_id":"load-%d","tool":"shell","args":{"command":%q},"cwd":"/home/u/proj"}`, i%clients, cmd)
+}
+
+// largeWords make a large command's body: 1,000 words of 48 bytes.
+var largeWords = strings.Repeat(" abcdefghijklmnopqrstuvwxyz0123456789-abcdefghij", 1000)
+
+// largeBody is a ~48 KiB shell command never sent before (under the
+// 64 KiB the shell adapter parses, so every one is parsed), one session
+// per client: what memory a stream of distinct large commands costs.
+func largeBody(i, clients int) string {
+	cmd := fmt.Sprintf("printf %%s%s %d", largeWords, i)
 	return fmt.Sprintf(`{"session_id":"load-%d","tool":"shell","args":{"command":%q},"cwd":"/home/u/proj"}`, i%clients, cmd)
 }
 

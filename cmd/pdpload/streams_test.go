@@ -15,8 +15,8 @@ func TestStreamsNeverRepeatADocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const clients, perClient = 8, 100
-	for _, name := range []string{"shell", "mixed"} {
+	const clients = 8
+	for name, perClient := range map[string]int{"shell": 100, "mixed": 100, "large": 5} {
 		t.Run(name, func(t *testing.T) {
 			s := streams[name]
 			seen := map[string]int{}
