@@ -22,13 +22,24 @@ type listener struct {
 	mu    sync.Mutex
 	hooks []func(string)
 	done  chan struct{}
+	first chan struct{} // closed after the first attempt to listen
+	once  sync.Once
 }
 
+// newListener starts listening and returns after the first attempt, so
+// an answer committed after Open is heard (unless the database was
+// unreachable then: the listener keeps trying).
 func newListener(ctx context.Context, cfg *pgx.ConnConfig, channel string) *listener {
-	l := &listener{done: make(chan struct{})}
+	l := &listener{done: make(chan struct{}), first: make(chan struct{})}
 	go l.run(ctx, cfg, channel)
+	select {
+	case <-l.first:
+	case <-ctx.Done():
+	}
 	return l
 }
+
+func (l *listener) attempted() { l.once.Do(func() { close(l.first) }) }
 
 func (l *listener) subscribe(fn func(string)) {
 	l.mu.Lock()
@@ -41,8 +52,10 @@ func (l *listener) wait() { <-l.done }
 
 func (l *listener) run(ctx context.Context, cfg *pgx.ConnConfig, channel string) {
 	defer close(l.done)
+	defer l.attempted()
 	for ctx.Err() == nil {
 		_ = l.listen(ctx, cfg, channel)
+		l.attempted()
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
@@ -59,6 +72,7 @@ func (l *listener) listen(ctx context.Context, cfg *pgx.ConnConfig, channel stri
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		return err
 	}
+	l.attempted()
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {

@@ -39,6 +39,23 @@ const RequireEnv = "PDP_REQUIRE_POSTGRES"
 // removed in t.Cleanup.
 func Start(t testing.TB, settings ...string) string {
 	t.Helper()
+	return StartCluster(t, settings...).URL
+}
+
+// Cluster is a running throwaway cluster a test can stop and start again
+// on the same port, to see what an outage of the database does.
+type Cluster struct {
+	// URL is the `postgres` database as the superuser, as Start returns.
+	URL      string
+	c        *cluster
+	port     int
+	settings []string
+	stopped  bool
+}
+
+// StartCluster is Start, returning the cluster itself.
+func StartCluster(t testing.TB, settings ...string) *Cluster {
+	t.Helper()
 	bin, err := BinDir()
 	if err != nil {
 		unavailable(t, err)
@@ -77,14 +94,37 @@ func Start(t testing.TB, settings ...string) string {
 			t.Fatalf("pgtest: pg_ctl start: %v\n%s\nserver log:\n%s", err, out, c.log())
 		}
 	}
+	u := url.URL{Scheme: "postgres", User: url.User("postgres"), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Path: "/postgres", RawQuery: "sslmode=disable"}
+	cl := &Cluster{URL: u.String(), c: c, port: port, settings: settings}
 	t.Cleanup(func() {
+		if cl.stopped {
+			return
+		}
 		if out, err := c.run("pg_ctl", "-D", c.data, "-m", "immediate", "-w", "stop"); err != nil {
 			t.Errorf("pgtest: pg_ctl stop: %v\n%s", err, out)
 		}
 	})
-	u := url.URL{Scheme: "postgres", User: url.User("postgres"), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		Path: "/postgres", RawQuery: "sslmode=disable"}
-	return u.String()
+	return cl
+}
+
+// Stop stops the server at once (pg_ctl stop -m immediate), dropping
+// every connection, as a crash or a network cut would.
+func (cl *Cluster) Stop(t testing.TB) {
+	t.Helper()
+	if out, err := cl.c.run("pg_ctl", "-D", cl.c.data, "-m", "immediate", "-w", "stop"); err != nil {
+		t.Fatalf("pgtest: pg_ctl stop: %v\n%s", err, out)
+	}
+	cl.stopped = true
+}
+
+// Restart starts a stopped server again on the same port and data.
+func (cl *Cluster) Restart(t testing.TB) {
+	t.Helper()
+	if out, err := cl.c.start(cl.port, cl.settings); err != nil {
+		t.Fatalf("pgtest: pg_ctl start: %v\n%s\nserver log:\n%s", err, out, cl.c.log())
+	}
+	cl.stopped = false
 }
 
 // BinDir returns the directory of PostgreSQL's server binaries (initdb,

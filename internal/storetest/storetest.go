@@ -23,6 +23,10 @@ type Store interface {
 	pdp.GrantStore
 	pdp.AccessLog
 	pdp.RecordedDecisions
+	pdp.TrailPruner
+	// EachDecision streams the events at or after since, oldest first
+	// (pdp audit export).
+	EachDecision(ctx context.Context, since time.Time, fn func(pdp.DecisionEvent) error) error
 	Writable(ctx context.Context) error
 }
 
@@ -48,6 +52,7 @@ func Run(t *testing.T, open Open) {
 		{"grants on the root", testGrantsOnRoot},
 		{"access events", testAccessEvents},
 		{"recorded decisions", testRecorded},
+		{"retention and export", testRetention},
 		{"writable", func(t *testing.T, s Store) {
 			if err := s.Writable(t.Context()); err != nil {
 				t.Fatal(err)
@@ -551,5 +556,49 @@ func testRecorded(t *testing.T, s Store) {
 	collect(pdp.ReplayFilter{SessionID: "r1", Since: base.Add(time.Second)})
 	if len(got) != 1 || got[0].DecisionID != c.Decision.DecisionID || got[0].SessionID != "r1" {
 		t.Fatalf("recorded since 1s in r1 = %+v", got)
+	}
+}
+
+func testRetention(t *testing.T, s Store) {
+	ctx := t.Context()
+	mustCreate(t, s, pdp.StoredSession{ID: "old"})
+	var evs []pdp.Event
+	for i := range 10 {
+		evs = append(evs, event("old", pdp.Allow, time.Duration(i)*time.Second))
+	}
+	ask := shellAsk("old", 9500*time.Millisecond, "go test")
+	evs = append(evs, ask)
+	mustRecord(t, s, evs...)
+	if _, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, pdp.AllowSession, "api"); err != nil {
+		t.Fatal(err)
+	}
+	cut := base.Add(5 * time.Second)
+	for _, want := range []int{3, 2, 0} {
+		n, err := s.PruneDecisions(ctx, cut, 3)
+		if err != nil || n != want {
+			t.Fatalf("PruneDecisions = %d, %v; want %d", n, err, want)
+		}
+	}
+	if err := s.ReclaimSpace(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TrailSize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err := s.EachDecision(ctx, base.Add(7*time.Second), func(rec pdp.DecisionEvent) error {
+		got = append(got, rec.DecisionID)
+		return nil
+	})
+	want := []string{evs[7].Decision.DecisionID, evs[8].Decision.DecisionID, evs[9].Decision.DecisionID, ask.Decision.DecisionID}
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("EachDecision = %v, %v; want %v", got, err, want)
+	}
+	// Grants outlive the event that created them.
+	if _, err := s.PruneDecisions(ctx, base.Add(time.Hour), 100); err != nil {
+		t.Fatal(err)
+	}
+	if grants, err := s.Grants(ctx, "old"); err != nil || len(grants) != 1 {
+		t.Fatalf("grants after the trail is pruned = %+v, %v", grants, err)
 	}
 }
