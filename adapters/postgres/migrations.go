@@ -82,6 +82,8 @@ CREATE TABLE access_events (
 	remote TEXT NOT NULL DEFAULT ''
 );
 `,
+	// Each session's layer of path rules (docs/policy.md).
+	2: `ALTER TABLE sessions ADD COLUMN path_rules TEXT NOT NULL DEFAULT '{}';`,
 }
 
 // migrationLock is the advisory lock replicas take to migrate one at a

@@ -15,7 +15,7 @@ import (
 // maxTreeDepth bounds how far a session's parents are followed.
 const maxTreeDepth = 32
 
-const sessionColumns = `id, permission_level, mode, execution_mode, workspace, rules, parent_session_id, scope, assessor_model, owner, created_at, updated_at`
+const sessionColumns = `id, permission_level, mode, execution_mode, workspace, rules, parent_session_id, scope, assessor_model, owner, created_at, updated_at, path_rules`
 
 // CreateSession stores a new session; pdp.ErrExists when the id is taken,
 // pdp.ErrNotFound when its parent does not exist.
@@ -30,8 +30,12 @@ func (s *Store) CreateSession(ctx context.Context, rec pdp.StoredSession) (pdp.S
 	if rec.ParentSessionID != "" {
 		parent = &rec.ParentSessionID
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`,
-		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, parent, scope, rec.AssessorModel, rec.Owner, now, now)
+	pathRules, err := encodePathRules(rec)
+	if err != nil {
+		return rec, err
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`,
+		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, parent, scope, rec.AssessorModel, rec.Owner, now, now, pathRules)
 	switch {
 	case pgCode(err) == uniqueViolation:
 		return rec, fmt.Errorf("session %q: %w", rec.ID, pdp.ErrExists)
@@ -56,8 +60,12 @@ func (s *Store) EnsureSession(ctx context.Context, rec pdp.StoredSession) (pdp.S
 	if err != nil {
 		return rec, err
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES ($1,$2,$3,$4,$5,$6,NULL,$7,$8,$9,$10,$11) ON CONFLICT (id) DO NOTHING`,
-		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, scope, rec.AssessorModel, rec.Owner, now, now)
+	pathRules, err := encodePathRules(rec)
+	if err != nil {
+		return rec, err
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES ($1,$2,$3,$4,$5,$6,NULL,$7,$8,$9,$10,$11,$12) ON CONFLICT (id) DO NOTHING`,
+		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, scope, rec.AssessorModel, rec.Owner, now, now, pathRules)
 	if err != nil {
 		return rec, fmt.Errorf("creating session %q: %w", rec.ID, err)
 	}
@@ -99,11 +107,11 @@ type scanner interface{ Scan(dest ...any) error }
 
 func scanSession(row scanner, extra ...any) (pdp.StoredSession, error) {
 	var rec pdp.StoredSession
-	var rules string
+	var rules, pathRules string
 	var parent, scope *string
 	var created, updated time.Time
 	dest := append([]any{&rec.ID, &rec.PermissionLevel, &rec.Mode, &rec.ExecutionMode, &rec.Workspace, &rules, &parent, &scope,
-		&rec.AssessorModel, &rec.Owner, &created, &updated}, extra...)
+		&rec.AssessorModel, &rec.Owner, &created, &updated, &pathRules}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return rec, err
 	}
@@ -119,6 +127,9 @@ func scanSession(row scanner, extra ...any) (pdp.StoredSession, error) {
 	}
 	if err := json.Unmarshal([]byte(rules), &rec.Rules); err != nil {
 		return rec, fmt.Errorf("session %q has unreadable rules: %w", rec.ID, err)
+	}
+	if err := json.Unmarshal([]byte(pathRules), &rec.PathRules); err != nil {
+		return rec, fmt.Errorf("session %q has unreadable path rules: %w", rec.ID, err)
 	}
 	if scope != nil {
 		if err := json.Unmarshal([]byte(*scope), &rec.Scope); err != nil {
@@ -152,13 +163,20 @@ func (s *Store) UpdateSession(ctx context.Context, id string, p pdp.SessionPatch
 	if p.RulesSet {
 		rec.Rules = p.Rules
 	}
+	if p.PathRulesSet {
+		rec.PathRules = p.PathRules
+	}
 	rec.UpdatedAt = utc(s.now())
 	rules, _, err := encodeRulesScope(rec)
 	if err != nil {
 		return rec, err
 	}
-	if _, err := tx.Exec(ctx, `UPDATE sessions SET permission_level = $1, mode = $2, rules = $3, updated_at = $4 WHERE id = $5`,
-		rec.PermissionLevel, rec.Mode, rules, rec.UpdatedAt, id); err != nil {
+	pathRules, err := encodePathRules(rec)
+	if err != nil {
+		return rec, err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE sessions SET permission_level = $1, mode = $2, rules = $3, path_rules = $4, updated_at = $5 WHERE id = $6`,
+		rec.PermissionLevel, rec.Mode, rules, pathRules, rec.UpdatedAt, id); err != nil {
 		return rec, fmt.Errorf("updating session %q: %w", id, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -175,7 +193,7 @@ const treeQuery = `WITH RECURSIVE chain AS (
 	SELECT ` + sessionColumns + `, 0 AS depth FROM sessions WHERE id = $1
 	UNION ALL
 	SELECT s.id, s.permission_level, s.mode, s.execution_mode, s.workspace, s.rules, s.parent_session_id, s.scope, s.assessor_model,
-		s.owner, s.created_at, s.updated_at, c.depth + 1
+		s.owner, s.created_at, s.updated_at, s.path_rules, c.depth + 1
 	FROM sessions s JOIN chain c ON s.id = c.parent_session_id WHERE c.depth < $2
 )
 SELECT ` + sessionColumns + `,
@@ -279,6 +297,16 @@ func encodeRulesScope(rec pdp.StoredSession) (string, *string, error) {
 		scope = &s
 	}
 	return string(rb), scope, nil
+}
+
+// encodePathRules is the path_rules column: a JSON object, {} for none.
+func encodePathRules(rec pdp.StoredSession) (string, error) {
+	rules := rec.PathRules
+	if rules == nil {
+		rules = map[string]pdp.PathRule{}
+	}
+	b, err := json.Marshal(rules)
+	return string(b), err
 }
 
 // ListSessions lists sessions, most recently updated first.

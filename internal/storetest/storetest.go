@@ -210,6 +210,13 @@ func testUpdateTree(t *testing.T, s Store) {
 	ctx := t.Context()
 	mustCreate(t, s, pdp.StoredSession{ID: "root"})
 	mustCreate(t, s, pdp.StoredSession{ID: "kid", ParentSessionID: "root"})
+	paths := map[string]pdp.PathRule{"**/.env": {Read: "deny", Write: "deny"}, "build/**": {Write: "ask"}}
+	if _, err := s.UpdateSession(ctx, "root", pdp.SessionPatch{PathRules: paths, PathRulesSet: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetSession(ctx, "root"); err != nil || fmt.Sprint(got.PathRules) != fmt.Sprint(paths) {
+		t.Fatalf("path rules = %v, %v; want %v", got.PathRules, err, paths)
+	}
 	for i, level := range []pdp.Level{pdp.ReadWrite, pdp.Full, pdp.ReadOnly} {
 		tree, err := s.SessionTree(ctx, "kid") // warm any cache first
 		if err != nil {
@@ -228,8 +235,14 @@ func testUpdateTree(t *testing.T, s Store) {
 		}
 	}
 	got, err := s.UpdateSession(ctx, "root", pdp.SessionPatch{})
-	if err != nil || got.PermissionLevel != pdp.ReadOnly {
+	if err != nil || got.PermissionLevel != pdp.ReadOnly || len(got.PathRules) != 2 {
 		t.Fatalf("empty patch = %+v, %v", got, err)
+	}
+	if got, err = s.UpdateSession(ctx, "root", pdp.SessionPatch{PathRulesSet: true}); err != nil || len(got.PathRules) != 0 {
+		t.Fatalf("removing the path rules = %+v, %v", got, err)
+	}
+	if got, err = s.GetSession(ctx, "root"); err != nil || len(got.PathRules) != 0 {
+		t.Fatalf("path rules after removing them = %+v, %v", got.PathRules, err)
 	}
 }
 
