@@ -2,6 +2,16 @@ package httpapi
 
 import "sync"
 
+// AnswerSource is a store that hears of the answers other processes
+// commit to the same database (replicas on PostgreSQL, which announce
+// them with NOTIFY). The API subscribes when its store is one, so a
+// request waiting here wakes when a person answers on another replica.
+type AnswerSource interface {
+	// OnAnswer calls fn with the decision id of every answer committed;
+	// fn does not block.
+	OnAnswer(fn func(decisionID string))
+}
+
 // waiters wakes requests parked on GET /v1/decisions/{id}?wait=… when
 // the decision is answered.
 type waiters struct {

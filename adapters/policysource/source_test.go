@@ -290,11 +290,7 @@ func TestHTTPSourceWithETag(t *testing.T) {
 
 func TestDirectoryReload(t *testing.T) {
 	dir := t.TempDir()
-	names, err := fs.Glob(policies.FS, "*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range names {
+	for _, name := range []string{"capability.rego", "chain.rego", "rules.rego", "shell.rego", "data.json"} {
 		raw, _ := fs.ReadFile(policies.FS, name)
 		if err := os.WriteFile(filepath.Join(dir, name), raw, 0o644); err != nil {
 			t.Fatal(err)
@@ -326,7 +322,6 @@ func TestSwapUnderConcurrentDecisions(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var decided, wrong atomic.Int32
-	var firstWrong atomic.Value // what the first wrong answer was, to say why
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
 		go func() {
@@ -341,7 +336,6 @@ func TestSwapUnderConcurrentDecisions(t *testing.T) {
 				decided.Add(1)
 				if err != nil || want[d.Revision] != d.Decision {
 					wrong.Add(1)
-					firstWrong.CompareAndSwap(nil, fmt.Sprintf("%s by %s at %s (%v): %s", d.Decision, d.Rule, d.Revision, err, d.Reason))
 				}
 			}
 		}()
@@ -355,7 +349,7 @@ func TestSwapUnderConcurrentDecisions(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	if wrong.Load() != 0 || decided.Load() == 0 {
-		t.Fatalf("%d of %d decisions were errors or mixed a revision with another's answer; the first: %v", wrong.Load(), decided.Load(), firstWrong.Load())
+		t.Fatalf("%d of %d decisions were errors or mixed a revision with another's answer", wrong.Load(), decided.Load())
 	}
 }
 

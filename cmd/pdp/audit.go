@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/adapters/decisionlog"
+	"github.com/toolperm/pdp/adapters/postgres"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/pdp"
@@ -27,14 +28,14 @@ func auditCommand() *cobra.Command {
 also while the server runs: the file is in WAL mode, reads never block
 decisions, and prune deletes in short transactions between theirs.`,
 	}
-	audit.PersistentFlags().String("db", "", "SQLite file (default: config's db.path, pdp.db)")
+	audit.PersistentFlags().String("db", "", "SQLite file or postgres:// URL (default: config's db.path, pdp.db)")
 	audit.AddCommand(auditStatsCommand(), auditPruneCommand(), auditExportCommand(), auditVacuumCommand())
 	return audit
 }
 
 // openTrail opens the configured database, which must exist: a mistyped
 // path is an error, not a new empty trail.
-func openTrail(cmd *cobra.Command) (*sqlite.Store, config.Config, error) {
+func openTrail(cmd *cobra.Command) (database, config.Config, error) {
 	cfg, err := loadConfig(cmd)
 	if err != nil {
 		return nil, cfg, err
@@ -42,14 +43,25 @@ func openTrail(cmd *cobra.Command) (*sqlite.Store, config.Config, error) {
 	if db, _ := cmd.Flags().GetString("db"); db != "" {
 		cfg.DB.Path = db
 	}
-	if _, err := os.Stat(cfg.DB.Path); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, cfg, fmt.Errorf("no database at %s (--db or db.path)", cfg.DB.Path)
+	if !postgres.IsURL(cfg.DB.Path) {
+		if _, err := os.Stat(cfg.DB.Path); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, cfg, fmt.Errorf("no database at %s (--db or db.path)", cfg.DB.Path)
+			}
+			return nil, cfg, err
 		}
-		return nil, cfg, err
 	}
-	store, err := sqlite.Open(cmd.Context(), cfg.DB.Path, sqlite.Options{})
+	store, err := openDatabase(cmd.Context(), cfg.DB, nil)
 	return store, cfg, err
+}
+
+// sqliteTrail is the SQLite store of the commands that work on the file
+// itself (stats, vacuum).
+func sqliteTrail(store database, command string) (*sqlite.Store, error) {
+	if s, ok := store.(*sqlite.Store); ok {
+		return s, nil
+	}
+	return nil, fmt.Errorf("pdp audit %s works on a SQLite file; on PostgreSQL use its own tools (SELECT count(*) FROM decisions; autovacuum reuses the space of deleted events)", command)
 }
 
 // parseCut reads a point in time: an RFC 3339 time, or a duration meaning
@@ -82,7 +94,11 @@ and the events per decision and per source.`,
 				return err
 			}
 			defer store.Close()
-			st, err := store.TrailStats(cmd.Context())
+			file, err := sqliteTrail(store, "stats")
+			if err != nil {
+				return err
+			}
+			st, err := file.TrailStats(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -176,7 +192,7 @@ runs: its decisions take turns with the batches.`,
 
 // prune runs the sweeper's work once, reporting progress at most every
 // second on progress.
-func prune(ctx context.Context, store *sqlite.Store, cut time.Time, progress io.Writer) error {
+func prune(ctx context.Context, store pdp.TrailPruner, cut time.Time, progress io.Writer) error {
 	start := time.Now()
 	last := start
 	fmt.Fprintf(progress, "deleting events before %s\n", cut.UTC().Format(time.RFC3339))
@@ -247,7 +263,7 @@ capability the decision found, which is in result.`,
 }
 
 // export writes the events at or after since to out as decision-log lines.
-func export(ctx context.Context, store *sqlite.Store, since time.Time, out io.Writer, cfg config.DecisionLog) (int, error) {
+func export(ctx context.Context, store database, since time.Time, out io.Writer, cfg config.DecisionLog) (int, error) {
 	w := decisionlog.New(out, decisionlog.Options{Mask: cfg.Mask, ReplicaID: cfg.ReplicaID})
 	n := 0
 	err := store.EachDecision(ctx, since, func(rec pdp.DecisionEvent) error {
@@ -286,8 +302,12 @@ and holds the write lock throughout: stop the server first.`),
 				return err
 			}
 			defer store.Close()
+			file, err := sqliteTrail(store, "vacuum")
+			if err != nil {
+				return err
+			}
 			start := time.Now()
-			if err := store.Vacuum(cmd.Context()); err != nil {
+			if err := file.Vacuum(cmd.Context()); err != nil {
 				return err
 			}
 			size, err := store.TrailSize(cmd.Context())

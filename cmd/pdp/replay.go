@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -68,9 +67,9 @@ Safe while a server runs on the same database. Exit status 0, or 3 when
 			if err != nil {
 				return err
 			}
-			store, err := sqlite.Open(ctx, cfg.DB.Path, sqlite.Options{})
+			store, err := openDatabase(ctx, cfg.DB, nil)
 			if err != nil {
-				return fmt.Errorf("opening %s: %w", cfg.DB.Path, err)
+				return fmt.Errorf("opening %s: %w", dbLabel(cfg.DB.Path), err)
 			}
 			defer store.Close()
 			start := time.Now()
@@ -97,7 +96,7 @@ Safe while a server runs on the same database. Exit status 0, or 3 when
 		},
 	}
 	cmd.Flags().StringVar(&candidate, "policies", "", "the candidate policy: a directory, a bundle .tar.gz or an http(s) bundle URL")
-	cmd.Flags().StringVar(&db, "db", "", "the database the server records to (default: config's db.path, pdp.db)")
+	cmd.Flags().StringVar(&db, "db", "", "the database the server records to, a SQLite file or a postgres:// URL (default: config's db.path, pdp.db)")
 	cmd.Flags().StringVar(&since, "since", "", "only decisions since this time: a duration back from now (24h, 168h) or an RFC 3339 time")
 	cmd.Flags().StringVar(&session, "session", "", "only the decisions of this session")
 	cmd.Flags().StringVar(&format, "format", "text", "text or json")

@@ -18,8 +18,6 @@ import (
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
-	"github.com/toolperm/pdp/adapters/sqlite"
-	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/metrics"
 	"github.com/toolperm/pdp/pdp"
@@ -44,7 +42,9 @@ func serveCommand() *cobra.Command {
 		Short: "Run the decision point's HTTP API",
 		Long: `Runs the HTTP API (POST /v1/decide, sessions, answers, grants, the audit
 trail) on config.yaml's settings: 127.0.0.1:8181, the SQLite file pdp.db
-(created on first start), the built-in policy. Flags override the file;
+(created on first start), the built-in policy. --db (db.path) may instead
+be a postgres:// URL: replicas on one PostgreSQL database behave as one
+decision point. Flags override the file;
 PDP_<KEY PATH> environment variables override both file and defaults
 (PDP_SERVER_ADDR, PDP_DB_PATH, PDP_POLICY_PATH, ...).
 
@@ -71,7 +71,7 @@ audit events are committed.`,
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "", "listen address HOST:PORT (default: config's server.addr, 127.0.0.1:8181)")
-	cmd.Flags().StringVar(&db, "db", "", "SQLite file (default: config's db.path, pdp.db)")
+	cmd.Flags().StringVar(&db, "db", "", "SQLite file or postgres:// URL (default: config's db.path, pdp.db)")
 	cmd.Flags().StringVar(&policyPath, "policies", "", "policy directory (default: config's policy.path, else the built-in policy)")
 	return cmd
 }
@@ -106,7 +106,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 	if err != nil {
 		return err
 	}
-	store, err := sqlite.Open(ctx, cfg.DB.Path, sqlite.Options{Observer: m})
+	store, err := openDatabase(ctx, cfg.DB, m)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		if err := store.Close(); err != nil {
 			logger.Error("closing the database", "err", err)
 		}
-		st := store.AuditStats()
+		st := auditStatsOf(store)
 		logger.Info("audit trail closed", "events", st.Events, "transactions", st.Transactions, "largest_batch", st.MaxBatch, "failed_transactions", st.Errors)
 	}()
 	stopSweeper, err := startSweeper(ctx, cfg.Audit, store, m, logger)
@@ -129,13 +129,6 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 	if assess == nil {
 		logger.Warn("no assessor configured (assessor.url): SMART sessions ask before every shell command")
 	}
-	// The live feed reads the store's change log; the engine tells it of
-	// asks, the API of answers and level changes.
-	changes, err := feed.New(ctx, store, feed.Options{Logger: logger})
-	if err != nil {
-		return err
-	}
-	defer changes.Close()
 	var audit pdp.AuditLog = store
 	if cfg.DecisionLog.Path != "" {
 		dlog, err := decisionlog.Open(cfg.DecisionLog.Path, decisionlog.Options{Mask: cfg.DecisionLog.Mask, ReplicaID: cfg.DecisionLog.ReplicaID, Logger: logger})
@@ -162,7 +155,6 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		Observer:    m,
 		EvalTimeout: cfg.Policy.EvalTimeout,
 		MemoBytes:   cfg.Policy.MemoBytes,
-		Changes:     changes,
 	})
 	watcher := policysource.NewWatcher(src, engine, policysource.WatchOptions{Poll: cfg.Policy.PollInterval, Observer: m, Logger: logger})
 	if _, err := watcher.Reload(ctx); err != nil {
@@ -178,7 +170,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		Engine: engine, Store: store,
 		DefaultLevel: level, DefaultMode: mode,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxWait: cfg.Server.MaxWait,
-		Logger: logger, Tokens: tokens, Observer: m, TrustedProxies: proxies, Feed: changes,
+		Logger: logger, Tokens: tokens, Observer: m, TrustedProxies: proxies,
 		PolicyStatus: func() any { return watcher.Status() },
 		Impact:       impactOf(src, store),
 		Metrics:      onMainListener(cfg.Metrics.Addr, m.Handler()),
@@ -202,13 +194,10 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 	// timeout, so an answer held for ?wait= is not cut.
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: headerTimeout(cfg.Server.ReadTimeout),
 		ReadTimeout: cfg.Server.ReadTimeout, IdleTimeout: cfg.Server.IdleTimeout}
-	// Streams of GET /v1/events end when shutting down starts; requests
-	// in flight finish.
-	srv.RegisterOnShutdown(changes.Close)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	st := watcher.Status()
-	logger.Info("serving", "addr", "http://"+ln.Addr().String(), "policy", st.Source, "revision", st.Revision, "db", cfg.DB.Path)
+	logger.Info("serving", "addr", "http://"+ln.Addr().String(), "policy", st.Source, "revision", st.Revision, "db", dbLabel(cfg.DB.Path))
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

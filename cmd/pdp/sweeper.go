@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -13,14 +12,14 @@ import (
 // startSweeper runs the audit trail's retention sweeper in the
 // background; stop ends it and waits, so it is called before the store
 // closes.
-func startSweeper(ctx context.Context, cfg config.Audit, store *sqlite.Store, observer pdp.SweepObserver, logger *slog.Logger) (stop func(), err error) {
+func startSweeper(ctx context.Context, cfg config.Audit, store pdp.TrailPruner, observer pdp.SweepObserver, logger *slog.Logger) (stop func(), err error) {
 	if cfg.Retention < 0 {
 		return nil, fmt.Errorf("config audit.retention %s: want 0 (keep everything) or a positive duration", cfg.Retention)
 	}
 	if cfg.SweepInterval <= 0 {
 		return nil, fmt.Errorf("config audit.sweep_interval %s: want a positive duration", cfg.SweepInterval)
 	}
-	if cfg.Retention > 0 && !store.Incremental() {
+	if inc, ok := store.(interface{ Incremental() bool }); ok && cfg.Retention > 0 && !inc.Incremental() {
 		logger.Warn("the database reuses the space of expired events but does not give it back; stop the server and run `pdp audit vacuum` once to switch")
 	}
 	sw := &pdp.Sweeper{Store: store, Retention: cfg.Retention, Interval: cfg.SweepInterval, Observer: observer, Logger: logger}

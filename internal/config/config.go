@@ -109,9 +109,14 @@ type Server struct {
 	TrustedProxies []string `yaml:"trusted_proxies"`
 }
 
-// DB is the SQLite file of sessions, grants and the audit trail.
+// DB is the database of sessions, grants and the audit trail.
 type DB struct {
+	// Path is a SQLite file, or a postgres:// (postgresql://) URL of the
+	// PostgreSQL database replicas share.
 	Path string `yaml:"path"`
+	// MaxConns bounds this process's PostgreSQL connections (default 10);
+	// SQLite ignores it.
+	MaxConns int `yaml:"max_conns"`
 }
 
 // Policy says which policy to serve and how to trust it.
@@ -181,7 +186,7 @@ func Default() Config {
 	return Config{
 		Server: Server{Addr: "127.0.0.1:8181", MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second, MaxWait: 60 * time.Second,
 			ReadTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, TrustedProxies: []string{}},
-		DB: DB{Path: "pdp.db"},
+		DB: DB{Path: "pdp.db", MaxConns: 10},
 		Policy: Policy{PollInterval: 5 * time.Second, EvalTimeout: time.Second, MaxBundleBytes: 16 << 20, MemoBytes: 64 << 20,
 			Verification: Verification{KeyID: "default", Algorithm: "RS256"}},
 		Paths: Paths{FollowSymlinks: true, MaxElements: 256, MaxLookups: 8192, CaseInsensitive: caseInsensitiveHost()},

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/toolperm/pdp/adapters/httpapi"
+	"github.com/toolperm/pdp/adapters/postgres"
+	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/internal/config"
+	"github.com/toolperm/pdp/pdp"
+)
+
+// database is the store pdp serve and the commands that read the trail
+// work on: a SQLite file, or a PostgreSQL database that replicas share
+// (db.path a postgres:// or postgresql:// URL).
+type database interface {
+	httpapi.Store
+	pdp.AuditLog
+	pdp.RecordedDecisions
+	pdp.TrailPruner
+	// EachDecision streams the events at or after since, oldest first.
+	EachDecision(ctx context.Context, since time.Time, fn func(pdp.DecisionEvent) error) error
+	Close() error
+}
+
+// auditObserver is told of every audit transaction (metrics).
+type auditObserver interface {
+	AuditBatch(events int, took time.Duration, err error)
+}
+
+// openDatabase opens db.path, creating a SQLite file or migrating a
+// PostgreSQL database as needed. observer may be nil.
+func openDatabase(ctx context.Context, cfg config.DB, observer auditObserver) (database, error) {
+	if postgres.IsURL(cfg.Path) {
+		if cfg.MaxConns < 0 || cfg.MaxConns > 1<<16 {
+			return nil, fmt.Errorf("config db.max_conns %d: want 1 to 65536 (0: 10)", cfg.MaxConns)
+		}
+		opts := postgres.Options{MaxConns: int32(cfg.MaxConns)}
+		if observer != nil {
+			opts.Observer = observer
+		}
+		return postgres.Open(ctx, cfg.Path, opts)
+	}
+	var opts sqlite.Options
+	if observer != nil {
+		opts.Observer = observer
+	}
+	return sqlite.Open(ctx, cfg.Path, opts)
+}
+
+// auditStats counts an audit writer's work, whichever the backend.
+type auditStats struct {
+	Events       int64 // events committed
+	Transactions int64 // transactions that carried them
+	MaxBatch     int64 // most events in one transaction
+	Errors       int64 // transactions that failed
+}
+
+func auditStatsOf(db database) auditStats {
+	switch s := db.(type) {
+	case *sqlite.Store:
+		return auditStats(s.AuditStats())
+	case *postgres.Store:
+		return auditStats(s.AuditStats())
+	}
+	return auditStats{}
+}
+
+// dbLabel is db.path for logs and messages: a URL without its password.
+func dbLabel(path string) string {
+	if !postgres.IsURL(path) {
+		return path
+	}
+	u, err := url.Parse(path)
+	if err != nil {
+		return "postgres://…"
+	}
+	return u.Redacted()
+}
