@@ -64,6 +64,11 @@ type DecideRequest struct {
 	Capability string         `json:"capability,omitempty"`
 	Args       map[string]any `json:"args,omitempty"`
 	Cwd        string         `json:"cwd,omitempty"`
+	// ToolUseID is the runtime's own id of the call (Claude Code's
+	// tool_use_id), kept with the decision so the runtime can later
+	// report what became of an ask (POST
+	// /v1/decisions/by-tool-use/{id}/outcome).
+	ToolUseID string `json:"tool_use_id,omitempty"`
 }
 
 // Danger is the danger verdict of a shell command and who gave it.
@@ -163,6 +168,9 @@ type Answer struct {
 	Channel    string    `json:"channel"`
 	AnsweredAt time.Time `json:"answered_at"`
 	GrantID    int64     `json:"grant_id,omitempty"`
+	// By names the token that recorded a runtime's report of its own
+	// prompt (an outcome); empty for a person's answer.
+	By string `json:"by,omitempty"`
 }
 
 // AnswerRequest is POST /v1/decisions/{id}/answer.
@@ -180,6 +188,7 @@ type Event struct {
 	Tool      string         `json:"tool"`
 	Args      map[string]any `json:"args"`
 	Cwd       string         `json:"cwd,omitempty"`
+	ToolUseID string         `json:"tool_use_id,omitempty"`
 	LatencyUS int64          `json:"latency_us"`
 	Answer    *Answer        `json:"answer"`
 }

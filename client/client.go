@@ -86,6 +86,8 @@ func (e *Error) Is(target error) bool {
 		return e.Status == http.StatusNotFound
 	case ErrConflict:
 		return e.Status == http.StatusConflict
+	case ErrResumeTooOld:
+		return e.Status == http.StatusGone
 	case ErrNotGrantable:
 		return e.Status == http.StatusUnprocessableEntity
 	case ErrUnavailable:
@@ -103,6 +105,9 @@ var (
 	ErrConflict     = errors.New("conflict")
 	ErrNotGrantable = errors.New("not grantable")
 	ErrUnavailable  = errors.New("unavailable")
+	// ErrResumeTooOld: the server no longer keeps the events after the
+	// id an event stream asked to resume from; list again and start anew.
+	ErrResumeTooOld = errors.New("resume too old")
 )
 
 // do sends one request and decodes the answer into out.

@@ -41,6 +41,9 @@ type Components struct {
 	// MemoBytes bounds the memory the active policy's memo of answers may
 	// hold (default DefaultMemoBytes).
 	MemoBytes int64
+	// Changes is told when an ask is recorded (the audit log writes it to
+	// the change log), so live readers see it; may be nil.
+	Changes Notifier
 }
 
 // Observer is told what the engine does, for metrics.
@@ -157,6 +160,9 @@ func (e *Engine) Decide(ctx context.Context, call Call) (Decision, error) {
 			d = denyUnrecorded(d)
 			e.c.Observer.Decided(d, e.c.Now().Sub(start))
 			return d, fmt.Errorf("%w: %v", ErrAuditUnavailable, err)
+		}
+		if d.Decision == Ask && e.c.Changes != nil {
+			e.c.Changes.Changed()
 		}
 	}
 	e.c.Observer.Decided(d, e.c.Now().Sub(start))

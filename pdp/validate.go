@@ -47,6 +47,9 @@ func ValidateRequest(r Request) error {
 	if len(r.Tool) > 256 {
 		return invalid("invalid_request", "tool name is longer than 256 characters")
 	}
+	if len(r.ToolUseID) > 256 {
+		return invalid("invalid_request", "tool_use_id is longer than 256 characters")
+	}
 	if r.Capability != "" && !ValidCapability(r.Capability) {
 		return invalid("invalid_capability", "capability %q is not a dotted id of [a-z0-9_-] segments", truncate(r.Capability))
 	}

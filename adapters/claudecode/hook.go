@@ -2,7 +2,9 @@
 // through its PreToolUse hook: it reads the hook's event, turns it into a
 // decide request (sub-agents become child sessions of the main session),
 // and writes the hook's answer. Every failure is a deny: exiting with an
-// error would let the tool run.
+// error would let the tool run. The events that follow a call
+// (PostToolUse, PostToolUseFailure, PermissionDenied) say what became of
+// an ask Claude Code showed in its own prompt.
 package claudecode
 
 import (
@@ -14,7 +16,15 @@ import (
 	"strings"
 )
 
-// Event is a PreToolUse hook event as Claude Code sends it on stdin.
+// The hook events the hook takes.
+const (
+	PreToolUse         = "PreToolUse"
+	PostToolUse        = "PostToolUse"
+	PostToolUseFailure = "PostToolUseFailure"
+	PermissionDenied   = "PermissionDenied"
+)
+
+// Event is a tool hook event as Claude Code sends it on stdin.
 type Event struct {
 	SessionID      string         `json:"session_id"`
 	TranscriptPath string         `json:"transcript_path"`
@@ -40,14 +50,28 @@ func ReadEvent(r io.Reader) (Event, error) {
 		return ev, fmt.Errorf("the hook event is not JSON: %w", err)
 	}
 	switch {
-	case ev.HookEventName != "PreToolUse":
-		return ev, fmt.Errorf("hook event %q is not PreToolUse", ev.HookEventName)
+	case ev.HookEventName != PreToolUse && ev.Outcome() == "":
+		return ev, fmt.Errorf("hook event %q is not one this hook takes (%s, %s, %s, %s)", ev.HookEventName, PreToolUse, PostToolUse, PostToolUseFailure, PermissionDenied)
 	case ev.ToolName == "":
 		return ev, errors.New("the hook event names no tool")
 	case ev.SessionID == "":
 		return ev, errors.New("the hook event has no session_id")
 	}
 	return ev, nil
+}
+
+// Outcome is what an event after the call says became of it, as an
+// answer to the call's ask: the tool ran (PostToolUse, also when it then
+// failed: PostToolUseFailure), so it was allowed once; or Claude Code
+// refused it (PermissionDenied). "" for PreToolUse and anything else.
+func (ev Event) Outcome() string {
+	switch ev.HookEventName {
+	case PostToolUse, PostToolUseFailure:
+		return "allow_once"
+	case PermissionDenied:
+		return "deny"
+	}
+	return ""
 }
 
 var unsafeIDChars = regexp.MustCompile(`[^A-Za-z0-9._:-]`)

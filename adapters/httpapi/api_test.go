@@ -19,6 +19,7 @@ import (
 	"github.com/toolperm/pdp/adapters/policysource"
 	shellfacts "github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
@@ -31,6 +32,7 @@ type service struct {
 	dbPath string
 	store  *sqlite.Store
 	srv    *httptest.Server
+	feed   *feed.Hub
 }
 
 func startService(t *testing.T, dbPath string) *service {
@@ -49,14 +51,18 @@ func startServiceWith(t *testing.T, dbPath string, configure func(*httpapi.Confi
 	if err != nil {
 		t.Fatal(err)
 	}
-	components := pdp.Components{Audit: store, Shell: shellfacts.Parser{}, Workspace: paths.Resolver{}}
-	cfg := httpapi.Config{Store: store, MaxBodyBytes: 64 << 10, MaxWait: 5 * time.Second}
+	changes, err := feed.New(ctx, store, feed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	components := pdp.Components{Audit: store, Shell: shellfacts.Parser{}, Workspace: paths.Resolver{}, Changes: changes}
+	cfg := httpapi.Config{Store: store, MaxBodyBytes: 64 << 10, MaxWait: 5 * time.Second, Feed: changes}
 	if configure != nil {
 		configure(&cfg, &components)
 	}
 	cfg.Engine = pdp.New(policy, components)
 	api := httpapi.New(cfg)
-	s := &service{t: t, dbPath: dbPath, store: store, srv: httptest.NewServer(api), engine: cfg.Engine}
+	s := &service{t: t, dbPath: dbPath, store: store, srv: httptest.NewServer(api), engine: cfg.Engine, feed: changes}
 	t.Cleanup(s.stop)
 	return s
 }
@@ -67,6 +73,7 @@ func newService(t *testing.T) *service {
 
 func (s *service) stop() {
 	if s.srv != nil {
+		s.feed.Close() // ends the event streams, so the server can close
 		s.srv.Close()
 		s.store.Close()
 		s.srv = nil

@@ -198,3 +198,32 @@ func TestConsoleLevelSwitchAndAudit(t *testing.T) {
 	}
 	screenshot(t, ctx, "console-audit")
 }
+
+// The inbox follows the live event stream: an ask appears, and an answer
+// given elsewhere takes it away, well within the 15 s the inbox falls back
+// to when the stream is down.
+func TestConsoleInboxIsLive(t *testing.T) {
+	s := newService(t)
+	ctx := browser(t)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(s.srv.URL+"/ui/#inbox"),
+		textIs(`#inbox-live`, "live"),
+		chromedp.WaitVisible(`#inbox-empty`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	within := func(d time.Duration, steps ...chromedp.Action[chromedp.Void]) error {
+		c, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		return chromedp.Do(c, steps...)
+	}
+	ask := s.decide(map[string]any{"session_id": "lv", "tool": "shell", "args": map[string]any{"command": "git status"}, "cwd": "/w"})
+	id := ask["decision_id"].(string)
+	if err := within(3*time.Second, chromedp.WaitVisible(`#ask-`+id)); err != nil {
+		t.Fatalf("the ask did not appear at once: %v", err)
+	}
+	s.mustStatus(200, "POST", "/v1/decisions/"+id+"/answer", map[string]any{"answer": "deny", "channel": "terminal"})
+	if err := within(3*time.Second, chromedp.WaitNotPresent(`#ask-`+id)); err != nil {
+		t.Fatalf("the answered ask stayed: %v", err)
+	}
+}

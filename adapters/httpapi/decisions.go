@@ -85,6 +85,7 @@ func (s *Server) answer(c echo.Context) error {
 		return err
 	}
 	s.waiters.notify(id)
+	s.changed()
 	c.Set(decisionIDKey, id)
 	return c.JSON(http.StatusOK, rec)
 }

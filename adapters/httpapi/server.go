@@ -25,6 +25,7 @@ type Store interface {
 	pdp.DecisionStore
 	pdp.GrantStore
 	pdp.AccessLog
+	pdp.OutcomeStore
 	Writable(ctx context.Context) error
 }
 
@@ -61,6 +62,10 @@ type Config struct {
 	// recording who sent a refused request; without them the remote is
 	// always the socket's peer (see ParseTrustedProxies).
 	TrustedProxies []*net.IPNet
+	// Feed serves GET /v1/events and is told of every answer and level
+	// change the API records (the engine tells it of asks); without one
+	// the route answers 503.
+	Feed pdp.Feed
 	// MaxListArgBytes bounds each argument string of an item that
 	// GET /v1/decisions returns (default 4 KiB); longer ones are cut and
 	// the item says "truncated": true. GET /v1/decisions/{id} is whole.
@@ -136,6 +141,8 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/v1/decisions", s.listDecisions, s.require(User, Auditor))
 	e.GET("/v1/decisions/:id", s.getDecision, s.require(anyone...))
 	e.POST("/v1/decisions/:id/answer", s.answer, s.require(User))
+	e.POST("/v1/decisions/by-tool-use/:id/outcome", s.outcome, s.require(Dispatcher))
+	e.GET("/v1/events", s.events, s.require(anyone...))
 	e.GET("/v1/access-events", s.listAccessEvents, s.require(Auditor))
 	if s.cfg.PolicyStatus != nil {
 		e.GET("/v1/policy", s.policyStatus, s.require(Admin))

@@ -97,6 +97,9 @@ func (s *Server) patchSession(c echo.Context) error {
 	if err != nil {
 		return storeUnavailable(err)
 	}
+	if patch.PermissionLevel != nil {
+		s.changed()
+	}
 	return c.JSON(http.StatusOK, rec)
 }
 

@@ -290,7 +290,11 @@ func TestHTTPSourceWithETag(t *testing.T) {
 
 func TestDirectoryReload(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"capability.rego", "chain.rego", "rules.rego", "shell.rego", "data.json"} {
+	names, err := fs.Glob(policies.FS, "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
 		raw, _ := fs.ReadFile(policies.FS, name)
 		if err := os.WriteFile(filepath.Join(dir, name), raw, 0o644); err != nil {
 			t.Fatal(err)
@@ -322,6 +326,7 @@ func TestSwapUnderConcurrentDecisions(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var decided, wrong atomic.Int32
+	var firstWrong atomic.Value // what the first wrong answer was, to say why
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
 		go func() {
@@ -336,6 +341,7 @@ func TestSwapUnderConcurrentDecisions(t *testing.T) {
 				decided.Add(1)
 				if err != nil || want[d.Revision] != d.Decision {
 					wrong.Add(1)
+					firstWrong.CompareAndSwap(nil, fmt.Sprintf("%s by %s at %s (%v): %s", d.Decision, d.Rule, d.Revision, err, d.Reason))
 				}
 			}
 		}()
@@ -349,7 +355,7 @@ func TestSwapUnderConcurrentDecisions(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	if wrong.Load() != 0 || decided.Load() == 0 {
-		t.Fatalf("%d of %d decisions were errors or mixed a revision with another's answer", wrong.Load(), decided.Load())
+		t.Fatalf("%d of %d decisions were errors or mixed a revision with another's answer; the first: %v", wrong.Load(), decided.Load(), firstWrong.Load())
 	}
 }
 

@@ -167,6 +167,9 @@ func (a *auditWriter) writeTx(batch []pendingEvent) error {
 			return fmt.Errorf("audit: writing decision %s: %w", d.DecisionID, err)
 		}
 	}
+	if err := linkCalls(ctx, tx, batch); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("audit: commit: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 const decisionColumns = `id, time, session_id, tool, capability, args, cwd, fingerprint, grantable, decision, source, rule, reason,
-	danger_verdict, danger_by, revision, latency_us, answer, answer_channel, answered_at, grant_id`
+	danger_verdict, danger_by, revision, latency_us, answer, answer_channel, answered_at, grant_id, tool_use_id, answered_by`
 
 // Decision returns one audit event, or pdp.ErrNotFound.
 func (s *Store) Decision(ctx context.Context, id string) (pdp.DecisionEvent, error) {
@@ -169,6 +169,9 @@ func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) 
 		answer, channel, formatTime(now), grantID, id); err != nil {
 		return rec, fmt.Errorf("recording the answer: %w", err)
 	}
+	if err := addChange(ctx, tx, now, pdp.ChangeAnswer, rec.SessionID, id, nil); err != nil {
+		return rec, err
+	}
 	if err := tx.Commit(); err != nil {
 		return rec, fmt.Errorf("recording the answer: %w", err)
 	}
@@ -194,12 +197,12 @@ type scanner interface{ Scan(dest ...any) error }
 func scanDecision(row scanner) (pdp.DecisionEvent, error) {
 	var rec pdp.DecisionEvent
 	var t, args string
-	var capability, fingerprint, dangerVerdict, dangerBy, answer, channel, answeredAt sql.NullString
+	var capability, fingerprint, dangerVerdict, dangerBy, answer, channel, answeredAt, toolUseID, answeredBy sql.NullString
 	var grantable int
 	var grantID sql.NullInt64
 	err := row.Scan(&rec.DecisionID, &t, &rec.SessionID, &rec.Tool, &capability, &args, &rec.Cwd, &fingerprint, &grantable,
 		&rec.Decision.Decision, &rec.Source, &rec.Rule, &rec.Reason, &dangerVerdict, &dangerBy, &rec.Revision, &rec.LatencyUS,
-		&answer, &channel, &answeredAt, &grantID)
+		&answer, &channel, &answeredAt, &grantID, &toolUseID, &answeredBy)
 	if err != nil {
 		return rec, err
 	}
@@ -207,6 +210,7 @@ func scanDecision(row scanner) (pdp.DecisionEvent, error) {
 	rec.Capability = nullable(capability)
 	rec.Fingerprint = nullable(fingerprint)
 	rec.Grantable = grantable != 0
+	rec.ToolUseID = toolUseID.String
 	rec.NeedApproval = rec.Decision.Decision == pdp.Ask
 	if dangerVerdict.Valid {
 		rec.Danger = &pdp.Danger{Verdict: dangerVerdict.String, By: dangerBy.String}
@@ -215,7 +219,7 @@ func scanDecision(row scanner) (pdp.DecisionEvent, error) {
 		rec.Args = map[string]any{}
 	}
 	if answer.Valid {
-		rec.Answer = &pdp.Answer{Answer: answer.String, Channel: channel.String, AnsweredAt: parseTime(answeredAt.String), GrantID: grantID.Int64}
+		rec.Answer = &pdp.Answer{Answer: answer.String, Channel: channel.String, AnsweredAt: parseTime(answeredAt.String), GrantID: grantID.Int64, By: answeredBy.String}
 	}
 	return rec, nil
 }

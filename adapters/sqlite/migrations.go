@@ -95,6 +95,23 @@ CREATE INDEX IF NOT EXISTS decisions_session_source_decision ON decisions(sessio
 	// What each decision was judged on, for pdp replay; NULL for events
 	// from before it (or over pdp.MaxRecordedBytes): not replayable.
 	6: `ALTER TABLE decisions ADD COLUMN recorded BLOB;`,
+	// The runtime's id of a call, to find its ask when the runtime reports
+	// what became of it, and the token that reported it; the change log
+	// the live feed reads (GET /v1/events), written in the transaction of
+	// each ask, answer and level change.
+	7: `
+ALTER TABLE decisions ADD COLUMN tool_use_id TEXT;
+ALTER TABLE decisions ADD COLUMN answered_by TEXT;
+CREATE INDEX decisions_tool_use ON decisions(tool_use_id) WHERE tool_use_id IS NOT NULL;
+CREATE TABLE changes (
+	seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+	time        TEXT NOT NULL,
+	kind        TEXT NOT NULL,
+	session_id  TEXT NOT NULL,
+	decision_id TEXT,
+	session     TEXT
+);
+`,
 	// Each session's layer of path rules (docs/policy.md).
 	8: `ALTER TABLE sessions ADD COLUMN path_rules TEXT NOT NULL DEFAULT '{}';`,
 }

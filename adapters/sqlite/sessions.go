@@ -143,6 +143,7 @@ func (s *Store) UpdateSession(ctx context.Context, id string, p pdp.SessionPatch
 	if err != nil {
 		return rec, err
 	}
+	levelChanged := p.PermissionLevel != nil && *p.PermissionLevel != rec.PermissionLevel
 	if p.PermissionLevel != nil {
 		rec.PermissionLevel = *p.PermissionLevel
 	}
@@ -167,6 +168,11 @@ func (s *Store) UpdateSession(ctx context.Context, id string, p pdp.SessionPatch
 	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET permission_level = ?, mode = ?, rules = ?, path_rules = ?, updated_at = ? WHERE id = ?`,
 		rec.PermissionLevel, rec.Mode, rules, pathRules, formatTime(rec.UpdatedAt), id); err != nil {
 		return rec, fmt.Errorf("updating session %q: %w", id, err)
+	}
+	if levelChanged {
+		if err := addChange(ctx, tx, rec.UpdatedAt, pdp.ChangeLevel, id, "", &rec); err != nil {
+			return rec, err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return rec, fmt.Errorf("updating session %q: %w", id, err)

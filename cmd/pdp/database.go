@@ -21,6 +21,7 @@ type database interface {
 	pdp.AuditLog
 	pdp.RecordedDecisions
 	pdp.TrailPruner
+	pdp.ChangeLog
 	// EachDecision streams the events at or after since, oldest first.
 	EachDecision(ctx context.Context, since time.Time, fn func(pdp.DecisionEvent) error) error
 	Close() error

@@ -49,7 +49,7 @@ func claudeCodeHookCommand() *cobra.Command {
 	var f hookFlags
 	cmd := &cobra.Command{
 		Use:   "claude-code",
-		Short: "Claude Code PreToolUse hook: a hook event on stdin, the permission decision on stdout",
+		Short: "Claude Code hook: PreToolUse asks the PDP; PostToolUse records a person's answer in Claude Code",
 		Long: `Reads a Claude Code PreToolUse hook event on stdin, asks the PDP (a running
 server at --url, or in-process with --local) and prints the hook's answer:
 
@@ -67,12 +67,27 @@ without either, the session's first cwd becomes it. With --local there is
 no session to remember a first cwd, so without either every call of a
 tool that may touch files is denied.
 
+When PreToolUse answered ask and the person allowed the call in Claude
+Code's own prompt, Claude Code runs it and then sends PostToolUse (or
+PostToolUseFailure) with the same tool_use_id: the hook records that
+answer on the ask — allow_once, channel claude-code, naming the token —
+so the audit trail shows the call ran. PermissionDenied (Claude Code's
+rules or auto mode refused the call) records deny. These events print
+nothing and never fail; an ask already answered, or a call the PDP did
+not ask about, is left as it is. A record creates no grant.
+
 Install it for every tool in .claude/settings.json:
 
-  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"pdp hook claude-code"}]}]}}`,
+  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"pdp hook claude-code"}]}],
+            "PostToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"pdp hook claude-code"}]}]}}`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out := runClaudeCodeHook(cmd, f)
+			ev, err := claudecode.ReadEvent(cmd.InOrStdin())
+			if err == nil && ev.Outcome() != "" {
+				recordClaudeCodeOutcome(cmd, f, ev)
+				return nil
+			}
+			out := runClaudeCodeHook(cmd, f, ev, err)
 			return json.NewEncoder(cmd.OutOrStdout()).Encode(out)
 		},
 	}
@@ -80,7 +95,9 @@ Install it for every tool in .claude/settings.json:
 	cmd.Flags().StringVar(&f.tokenEnv, "token-env", "PDP_TOKEN", "environment variable holding the dispatcher token")
 	cmd.Flags().BoolVar(&f.local, "local", false, "decide in-process with the configured policy instead of asking a server")
 	cmd.Flags().StringVar(&f.policies, "policies", "", "with --local: policy directory, bundle or URL (default: config's policy.path)")
-	cmd.Flags().DurationVar(&f.timeout, "timeout", 5*time.Second, "give up (deny) after this long")
+	// Well above the assessor's timeout (6s by default), so a SMART
+	// verdict is not cut off by the hook.
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 20*time.Second, "give up (deny) after this long")
 	cmd.Flags().DurationVar(&f.wait, "wait", 0, "hold an ask this long for a person's answer at the PDP")
 	cmd.Flags().StringVar(&f.workspaceDir, "workspace", "", "the project root calls must stay in (default $CLAUDE_PROJECT_DIR; without either, --local denies file calls and a server keeps the session's first cwd)")
 	return cmd
@@ -93,9 +110,9 @@ func envOr(key, fallback string) string {
 	return fallback
 }
 
-// runClaudeCodeHook never fails: every error becomes a deny answer.
-func runClaudeCodeHook(cmd *cobra.Command, f hookFlags) claudecode.Output {
-	ev, err := claudecode.ReadEvent(cmd.InOrStdin())
+// runClaudeCodeHook answers a PreToolUse event; it never fails: every
+// error (readErr too) becomes a deny answer.
+func runClaudeCodeHook(cmd *cobra.Command, f hookFlags, ev claudecode.Event, err error) claudecode.Output {
 	if err != nil {
 		return claudecode.Deny(err)
 	}
@@ -140,7 +157,7 @@ func hookServer(ctx context.Context, f hookFlags, ev claudecode.Event) (string, 
 			return "", "", err
 		}
 	}
-	d, err := c.Decide(ctx, client.DecideRequest{SessionID: ev.Session(), Tool: ev.ToolName, Args: ev.Args(), Cwd: ev.Cwd}, false)
+	d, err := c.Decide(ctx, client.DecideRequest{SessionID: ev.Session(), Tool: ev.ToolName, Args: ev.Args(), Cwd: ev.Cwd, ToolUseID: ev.ToolUseID}, false)
 	if err != nil {
 		return "", "", err
 	}
@@ -158,6 +175,28 @@ func hookServer(ctx context.Context, f hookFlags, ev claudecode.Event) (string, 
 		return client.Allow, fmt.Sprintf("toolperm: allowed by a person (%s, %s) — decision %s", answered.Answer.Channel, answered.Answer.Answer, d.DecisionID), nil
 	}
 	return client.Deny, fmt.Sprintf("toolperm: denied by a person (%s) — decision %s", answered.Answer.Channel, d.DecisionID), nil
+}
+
+// outcomeChannel is the channel an answer given in Claude Code's own
+// prompt is recorded with.
+const outcomeChannel = "claude-code"
+
+// recordClaudeCodeOutcome records what an event after the call says
+// became of its ask. It is only a record: it prints nothing and never
+// fails the hook; a call the PDP did not ask about, or an ask already
+// answered, is left as it is, and anything else is said on stderr.
+func recordClaudeCodeOutcome(cmd *cobra.Command, f hookFlags, ev claudecode.Event) {
+	if f.local || ev.ToolUseID == "" {
+		return // no server keeps the ask, or nothing names it
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
+	defer cancel()
+	c := client.New(f.url, client.WithToken(os.Getenv(f.tokenEnv)), client.WithRetries(1, 50*time.Millisecond))
+	_, err := c.RecordOutcome(ctx, ev.ToolUseID, ev.Outcome(), outcomeChannel)
+	if err == nil || errors.Is(err, client.ErrConflict) || errors.Is(err, client.ErrNotFound) {
+		return
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "toolperm: could not record %s of %s (%s) at the PDP: %v\n", ev.Outcome(), ev.ToolName, ev.ToolUseID, err)
 }
 
 func hookLocal(ctx context.Context, cmd *cobra.Command, f hookFlags, ev claudecode.Event) (string, string, error) {

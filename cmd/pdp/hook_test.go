@@ -18,6 +18,7 @@ import (
 	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/client"
+	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
@@ -74,8 +75,13 @@ func pdpTestServer(t *testing.T) (*httptest.Server, *sqlite.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{}}), Store: store}))
-	t.Cleanup(func() { srv.Close(); store.Close() })
+	changes, err := feed.New(ctx, store, feed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{}, Changes: changes}),
+		Store: store, Feed: changes}))
+	t.Cleanup(func() { changes.Close(); srv.Close(); store.Close() })
 	return srv, store
 }
 
@@ -157,7 +163,7 @@ func TestClaudeCodeHookFailsClosed(t *testing.T) {
 		"garbage":             {payload(t, "read_inside.json"), []string{"--url", garbage.URL}},
 		"odd decision":        {payload(t, "read_inside.json"), []string{"--url", allowLooking.URL}},
 		"not JSON":            {"{", []string{"--local"}},
-		"another event":       {strings.Replace(payload(t, "read_inside.json"), "PreToolUse", "PostToolUse", 1), []string{"--local"}},
+		"another event":       {strings.Replace(payload(t, "read_inside.json"), "PreToolUse", "UserPromptSubmit", 1), []string{"--local"}},
 		"broken local policy": {payload(t, "read_inside.json"), []string{"--local", "--workspace", "/home/dev/proj", "--policies", t.TempDir()}},
 	}
 	for name, tc := range cases {

@@ -18,6 +18,7 @@ import (
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
+	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/metrics"
 	"github.com/toolperm/pdp/pdp"
@@ -129,6 +130,13 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 	if assess == nil {
 		logger.Warn("no assessor configured (assessor.url): SMART sessions ask before every shell command")
 	}
+	// The live feed reads the store's change log; the engine tells it of
+	// asks, the API of answers and level changes.
+	changes, err := feed.New(ctx, store, feed.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer changes.Close()
 	var audit pdp.AuditLog = store
 	if cfg.DecisionLog.Path != "" {
 		dlog, err := decisionlog.Open(cfg.DecisionLog.Path, decisionlog.Options{Mask: cfg.DecisionLog.Mask, ReplicaID: cfg.DecisionLog.ReplicaID, Logger: logger})
@@ -155,6 +163,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		Observer:    m,
 		EvalTimeout: cfg.Policy.EvalTimeout,
 		MemoBytes:   cfg.Policy.MemoBytes,
+		Changes:     changes,
 	})
 	watcher := policysource.NewWatcher(src, engine, policysource.WatchOptions{Poll: cfg.Policy.PollInterval, Observer: m, Logger: logger})
 	if _, err := watcher.Reload(ctx); err != nil {
@@ -170,7 +179,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		Engine: engine, Store: store,
 		DefaultLevel: level, DefaultMode: mode,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxWait: cfg.Server.MaxWait,
-		Logger: logger, Tokens: tokens, Observer: m, TrustedProxies: proxies,
+		Logger: logger, Tokens: tokens, Observer: m, TrustedProxies: proxies, Feed: changes,
 		PolicyStatus: func() any { return watcher.Status() },
 		Impact:       impactOf(src, store),
 		Metrics:      onMainListener(cfg.Metrics.Addr, m.Handler()),
@@ -194,6 +203,9 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 	// timeout, so an answer held for ?wait= is not cut.
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: headerTimeout(cfg.Server.ReadTimeout),
 		ReadTimeout: cfg.Server.ReadTimeout, IdleTimeout: cfg.Server.IdleTimeout}
+	// Streams of GET /v1/events end when shutting down starts; requests
+	// in flight finish.
+	srv.RegisterOnShutdown(changes.Close)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	st := watcher.Status()

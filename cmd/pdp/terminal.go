@@ -119,9 +119,10 @@ func asksCommand() *cobra.Command {
 		Short: "List the asks waiting for a person's answer",
 		Long: `Lists the asks no one has answered yet, oldest first: the decision id (for
 pdp answer), the session, the capability, how long ago it was asked and
-the call (its command or path). With --follow it then checks every second
-and prints each new ask until interrupted. Control characters in the
-call are shown escaped: the arguments come from the model.`,
+the call (its command or path). With --follow it then prints each new
+ask as it is made (the live event stream, GET /v1/events) until
+interrupted. Control characters in the call are shown escaped: the
+arguments come from the model.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -130,7 +131,7 @@ call are shown escaped: the arguments come from the model.`,
 		},
 	}
 	t.flags(cmd)
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep checking for new asks every second")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "print each new ask as it is made")
 	return cmd
 }
 
@@ -138,6 +139,14 @@ call are shown escaped: the arguments come from the model.`,
 func listAsks(ctx context.Context, t terminalChannel, out, errOut io.Writer, follow bool) error {
 	c := t.client()
 	seen := map[string]bool{}
+	var stream *client.Stream
+	if follow {
+		// Listening before listing: an ask made in between comes in both
+		// and is printed once. Without the stream, followAsks finds out.
+		if stream, _ = c.Events(ctx, ""); stream != nil {
+			defer stream.Close()
+		}
+	}
 	asks, err := pendingAsks(ctx, c, seen)
 	if err != nil {
 		return t.failed("asks", err)
@@ -150,34 +159,7 @@ func listAsks(ctx context.Context, t terminalChannel, out, errOut io.Writer, fol
 	if err := printAsks(out, asks); err != nil || !follow {
 		return err
 	}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	failing := false
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-		asks, err := pendingAsks(ctx, c, seen)
-		var api *client.Error
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case errors.As(err, &api) && api.Status < 500:
-			return t.failed("asks", err)
-		case err != nil:
-			if !failing {
-				fmt.Fprintf(errOut, "pdp: %v; still trying\n", t.failed("asks", err))
-			}
-			failing = true
-			continue
-		}
-		failing = false
-		if err := printAsks(out, asks); err != nil {
-			return err
-		}
-	}
+	return followAsks(ctx, t, c, stream, seen, out, errOut)
 }
 
 // pendingAsks pages through the asks newest first and returns those not

@@ -168,7 +168,7 @@ func TestTerminalAsksFollow(t *testing.T) {
 	later := askIn(t, c, "f2", "write_file", map[string]any{"path": "x"})
 	start := time.Now()
 	waitFor(later.DecisionID)
-	if took := time.Since(start); took > 2500*time.Millisecond {
+	if took := time.Since(start); took > time.Second {
 		t.Fatalf("a new ask took %s to appear", took)
 	}
 	cancel()

@@ -229,7 +229,74 @@ async function refreshInbox() {
     $("#inbox-rows").replaceChildren(...rows);
   } catch (err) { showError(err); }
 }
-setInterval(() => { if (!$("#inbox").hidden) refreshInbox(); }, 2000);
+
+// The inbox follows the live event stream (GET /v1/events). EventSource
+// cannot send the bearer token, so the stream is read with fetch; after a
+// break it reconnects with Last-Event-ID, the last id it read, and misses
+// nothing. While it is down the inbox is listed every 15 s.
+let liveID = null;
+let live = false;
+function setLive(up, why) {
+  live = up;
+  const badge = $("#inbox-live");
+  badge.textContent = up ? "live" : why || "reconnecting…";
+  badge.className = up ? "live" : "live down";
+}
+let inboxTimer = 0;
+function refreshInboxSoon() { clearTimeout(inboxTimer); inboxTimer = setTimeout(refreshInbox, 50); }
+
+// onEvent handles one event of the stream: its lines "field: value".
+function onEvent(block) {
+  let id = null, kind = "message";
+  for (const line of block.split("\n")) {
+    if (line.startsWith(":")) continue;
+    const at = line.indexOf(":");
+    const field = at < 0 ? line : line.slice(0, at);
+    const value = at < 0 ? "" : line.slice(at + 1).replace(/^ /, "");
+    if (field === "id") id = value;
+    if (field === "event") kind = value;
+  }
+  if (id !== null) liveID = id;
+  if (kind === "ready") {
+    setLive(true);
+    refreshInbox(); // what came while the stream was down
+  } else if (kind === "ask" || kind === "answer") {
+    refreshInboxSoon();
+  } else if (kind === "level" && !$("#sessions").hidden) {
+    refreshSessions();
+  }
+}
+
+async function followEvents() {
+  for (;;) {
+    let why = "";
+    try {
+      const headers = { Accept: "text/event-stream" };
+      const token = sessionStorage.getItem("pdp-token");
+      if (token) headers.Authorization = "Bearer " + token;
+      if (liveID !== null) headers["Last-Event-ID"] = liveID;
+      const resp = await fetch("/v1/events", { headers, cache: "no-store" });
+      if (resp.status === 410) { liveID = null; continue; } // not kept any more: start anew
+      if (!resp.ok || !resp.body) throw new Error(`HTTP ${resp.status}`);
+      const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value.replace(/\r\n?/g, "\n");
+        let end;
+        while ((end = buf.indexOf("\n\n")) >= 0) {
+          onEvent(buf.slice(0, end));
+          buf = buf.slice(end + 2);
+        }
+      }
+    } catch (err) { why = `not live (${err.message})`; }
+    setLive(false, why);
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}
+setInterval(() => { if (!live && !$("#inbox").hidden) refreshInbox(); }, 15000);
+followEvents();
 
 // --- sessions ----------------------------------------------------------
 

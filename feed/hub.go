@@ -1,0 +1,317 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/toolperm/pdp/pdp"
+)
+
+// Options tune a Hub; the zero value is sane.
+type Options struct {
+	// Ring is how many recent changes are kept in memory (default 1024);
+	// a reader further behind is served from the change log.
+	Ring int
+	// Buffer is how many changes a subscriber may hold unread (default
+	// 256).
+	Buffer int
+	// Stall is how long a subscriber with a full buffer is waited for
+	// before it is dropped (default 5s).
+	Stall time.Duration
+	// Poll rereads the log at least this often (default 2s), for changes
+	// no one notified the hub of.
+	Poll   time.Duration
+	Logger *slog.Logger
+}
+
+// batch bounds one read of the log and one hand-over to a subscriber.
+const batch = 256
+
+// Hub is the live change feed; it implements pdp.Feed. Publishing never
+// waits for a reader: Changed only wakes the hub.
+type Hub struct {
+	log     pdp.ChangeLog
+	opts    Options
+	wake    chan struct{}
+	done    chan struct{}
+	stopped chan struct{}
+
+	mu     sync.Mutex
+	head   int64        // the last Seq read from the log
+	ring   []pdp.Change // the most recent changes, oldest first
+	subs   map[*subscription]struct{}
+	closed bool
+}
+
+var _ pdp.Feed = (*Hub)(nil)
+
+// New returns a hub reading log, starting at its current end.
+func New(ctx context.Context, log pdp.ChangeLog, opts Options) (*Hub, error) {
+	if opts.Ring <= 0 {
+		opts.Ring = 1024
+	}
+	if opts.Buffer <= 0 {
+		opts.Buffer = 256
+	}
+	if opts.Stall <= 0 {
+		opts.Stall = 5 * time.Second
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = 2 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	_, last, err := log.ChangeBounds(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h := &Hub{log: log, opts: opts, head: last, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		stopped: make(chan struct{}), subs: map[*subscription]struct{}{}}
+	go h.run()
+	return h, nil
+}
+
+// Changed tells the hub the log has new changes; it never blocks.
+func (h *Hub) Changed() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close ends every subscription and stops reading the log.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.closed = true
+	close(h.done)
+	h.mu.Unlock()
+	<-h.stopped
+}
+
+func (h *Hub) run() {
+	defer close(h.stopped)
+	tick := time.NewTicker(h.opts.Poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-h.done:
+			return
+		case <-h.wake:
+		case <-tick.C:
+		}
+		h.read()
+	}
+}
+
+// read appends what the log has after head to the ring and wakes the
+// subscribers.
+func (h *Hub) read() {
+	for {
+		h.mu.Lock()
+		after := h.head
+		h.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		cs, err := h.log.ChangesAfter(ctx, after, batch)
+		cancel()
+		if err != nil {
+			h.opts.Logger.Error("reading the change log", "after", after, "err", err)
+			return
+		}
+		if len(cs) == 0 {
+			return
+		}
+		h.mu.Lock()
+		h.ring = append(h.ring, cs...)
+		if over := len(h.ring) - h.opts.Ring; over > 0 {
+			h.ring = slices.Clone(h.ring[over:])
+		}
+		h.head = cs[len(cs)-1].Seq
+		for s := range h.subs {
+			s.poke()
+		}
+		h.mu.Unlock()
+		if len(cs) < batch {
+			return
+		}
+	}
+}
+
+// Subscribe starts a reader after Seq after; after < 0 starts at the
+// end of the log (only what comes next).
+func (h *Hub) Subscribe(ctx context.Context, after int64) (pdp.Subscription, error) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, pdp.ErrFeedClosed
+	}
+	head := h.head
+	if after < 0 {
+		after = head
+	}
+	inRing := after == head || (len(h.ring) > 0 && after >= h.ring[0].Seq-1 && after < head)
+	h.mu.Unlock()
+	if !inRing {
+		first, last, err := h.log.ChangeBounds(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// An id past the log's end was never given by this log (another
+		// database); one before its start names changes no longer kept.
+		if after > last || (after < head && first > 0 && after < first-1) {
+			return nil, pdp.ErrResumeTooOld
+		}
+	}
+	s := &subscription{h: h, after: after, out: make(chan pdp.Change, h.opts.Buffer),
+		wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, pdp.ErrFeedClosed
+	}
+	h.subs[s] = struct{}{}
+	h.mu.Unlock()
+	go s.pump()
+	return s, nil
+}
+
+// since returns the next changes after pos, up to batch: from the ring
+// when it covers pos, else from the log (never past head, so the order
+// with the ring holds).
+func (h *Hub) since(pos int64) ([]pdp.Change, error) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, pdp.ErrFeedClosed
+	}
+	head := h.head
+	if pos >= head {
+		h.mu.Unlock()
+		return nil, nil
+	}
+	if len(h.ring) > 0 && pos >= h.ring[0].Seq-1 {
+		i := sort.Search(len(h.ring), func(i int) bool { return h.ring[i].Seq > pos })
+		out := slices.Clone(h.ring[i:min(i+batch, len(h.ring))])
+		h.mu.Unlock()
+		return out, nil
+	}
+	h.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cs, err := h.log.ChangesAfter(ctx, pos, batch)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range cs {
+		if c.Seq > head {
+			cs = cs[:i]
+			break
+		}
+	}
+	if len(cs) == 0 {
+		// The log lost what the hub read after pos: it was pruned.
+		return nil, pdp.ErrResumeTooOld
+	}
+	return cs, nil
+}
+
+func (h *Hub) remove(s *subscription) {
+	h.mu.Lock()
+	delete(h.subs, s)
+	h.mu.Unlock()
+}
+
+// subscription is one reader: a goroutine hands it the changes after its
+// position, through a bounded buffer.
+type subscription struct {
+	h     *Hub
+	after int64
+	out   chan pdp.Change
+	wake  chan struct{}
+	stop  chan struct{}
+	once  sync.Once
+	err   error // set before out is closed
+}
+
+func (s *subscription) Changes() <-chan pdp.Change { return s.out }
+func (s *subscription) After() int64               { return s.after }
+func (s *subscription) Err() error                 { return s.err }
+
+// Close ends the subscription.
+func (s *subscription) Close() {
+	s.once.Do(func() { close(s.stop) })
+}
+
+func (s *subscription) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// pump hands over the changes after the subscriber's position until it
+// is closed, the hub closes, or the subscriber stalls with a full buffer.
+func (s *subscription) pump() {
+	defer close(s.out)
+	defer s.h.remove(s)
+	pos := s.after
+	for {
+		cs, err := s.h.since(pos)
+		if err != nil {
+			s.err = err
+			return
+		}
+		for _, c := range cs {
+			if err := s.send(c); err != nil {
+				s.err = err
+				return
+			}
+			pos = c.Seq
+		}
+		if len(cs) > 0 {
+			continue
+		}
+		select {
+		case <-s.wake:
+		case <-s.stop:
+			return
+		case <-s.h.done:
+			s.err = pdp.ErrFeedClosed
+			return
+		}
+	}
+}
+
+// send waits at most Stall for room in the buffer: a reader that takes
+// longer is dropped, so nothing waits on it and nothing piles up for it.
+func (s *subscription) send(c pdp.Change) error {
+	select {
+	case s.out <- c:
+		return nil
+	default:
+	}
+	stall := time.NewTimer(s.h.opts.Stall)
+	defer stall.Stop()
+	select {
+	case s.out <- c:
+		return nil
+	case <-stall.C:
+		return pdp.ErrSlowReader
+	case <-s.stop:
+		return errClosed
+	case <-s.h.done:
+		return pdp.ErrFeedClosed
+	}
+}
+
+// errClosed: the reader closed the subscription itself.
+var errClosed = errors.New("subscription closed")
