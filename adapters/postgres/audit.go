@@ -141,8 +141,8 @@ func (a *auditWriter) write(batch []pendingEvent) error {
 }
 
 const insertDecision = `INSERT INTO decisions (id, time, session_id, tool, capability, args, cwd, fingerprint, grantable,
-	decision, source, rule, reason, danger_verdict, danger_by, revision, latency_us, recorded)
-	VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18)`
+	decision, source, rule, reason, danger_verdict, danger_by, revision, latency_us, recorded, tool_use_id)
+	VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)`
 
 // writeTx sends the batch's inserts in one round trip inside one
 // transaction; the commit is the point after which every caller of the
@@ -156,6 +156,7 @@ func (a *auditWriter) writeTx(batch []pendingEvent) error {
 	}
 	defer tx.Rollback(context.Background())
 	var b pgx.Batch
+	var asks []change
 	for _, p := range batch {
 		ev := p.ev
 		d := ev.Decision
@@ -169,10 +170,18 @@ func (a *auditWriter) writeTx(batch []pendingEvent) error {
 		}
 		b.Queue(insertDecision, d.DecisionID, utc(ev.Time), ev.SessionID, noNUL(ev.Request.Tool), optional(d.Capability), string(args),
 			noNUL(ev.Request.Cwd), optional(d.Fingerprint), d.Grantable, d.Decision, d.Source, noNUL(d.Rule), noNUL(d.Reason),
-			verdict, by, noNUL(d.Revision), ev.Latency.Microseconds(), p.recorded)
+			verdict, by, noNUL(d.Revision), ev.Latency.Microseconds(), p.recorded, optional(toolUseID(ev)))
+		if d.Decision == pdp.Ask {
+			asks = append(asks, change{time: ev.Time, kind: pdp.ChangeAsk, sessionID: ev.SessionID, decisionID: d.DecisionID})
+		}
 	}
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("audit: writing %d decisions: %w", len(batch), err)
+	}
+	// Asks go to the change log in the same transaction, last: the
+	// counter's lock is held only from here to the commit.
+	if err := addChanges(ctx, tx, asks...); err != nil {
+		return fmt.Errorf("audit: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("audit: commit: %w", err)
@@ -187,6 +196,14 @@ func noNUL(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, "\x00", "\uFFFD")
+}
+
+// toolUseID is the runtime's id of the call, or nil.
+func toolUseID(ev pdp.Event) *string {
+	if ev.Request.ToolUseID == "" {
+		return nil
+	}
+	return &ev.Request.ToolUseID
 }
 
 func text(s string) *string { s = noNUL(s); return &s }

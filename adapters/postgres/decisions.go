@@ -15,7 +15,7 @@ import (
 )
 
 const decisionColumns = `id, time, session_id, tool, capability, args, cwd, fingerprint, grantable, decision, source, rule, reason,
-	danger_verdict, danger_by, revision, latency_us, answer, answer_channel, answered_at, grant_id`
+	danger_verdict, danger_by, revision, latency_us, answer, answer_channel, answered_at, grant_id, tool_use_id, answered_by`
 
 // Decision returns one audit event, or pdp.ErrNotFound.
 func (s *Store) Decision(ctx context.Context, id string) (pdp.DecisionEvent, error) {
@@ -102,10 +102,6 @@ func decisionsQuery(f pdp.DecisionFilter) (string, []any) {
 	return strings.Join(arms, " UNION ALL ") + " ORDER BY id DESC LIMIT $" + strconv.Itoa(len(args)), args
 }
 
-// answersChannel is the NOTIFY channel of answers; the payload is the
-// decision id.
-const answersChannel = "pdp_answers"
-
 // AnswerDecision records a person's answer to an ask and, for
 // allow_session, creates the grant on the root of the session's tree, in
 // one transaction. The answer is a conditional UPDATE (… WHERE answer IS
@@ -159,6 +155,9 @@ func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) 
 		}
 		rec.Answer.GrantID = gid
 	}
+	if err := addChanges(ctx, tx, change{time: now, kind: pdp.ChangeAnswer, sessionID: rec.SessionID, decisionID: id}); err != nil {
+		return rec, err
+	}
 	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, answersChannel, id); err != nil {
 		return rec, fmt.Errorf("recording the answer: %w", err)
 	}
@@ -179,16 +178,19 @@ func scanDecision(row scanner) (pdp.DecisionEvent, error) {
 	var rec pdp.DecisionEvent
 	var t time.Time
 	var args string
-	var dangerVerdict, dangerBy, answer, channel *string
+	var dangerVerdict, dangerBy, answer, channel, toolUseID, answeredBy *string
 	var answeredAt *time.Time
 	var grantID *int64
 	err := row.Scan(&rec.DecisionID, &t, &rec.SessionID, &rec.Tool, &rec.Capability, &args, &rec.Cwd, &rec.Fingerprint, &rec.Grantable,
 		&rec.Decision.Decision, &rec.Source, &rec.Rule, &rec.Reason, &dangerVerdict, &dangerBy, &rec.Revision, &rec.LatencyUS,
-		&answer, &channel, &answeredAt, &grantID)
+		&answer, &channel, &answeredAt, &grantID, &toolUseID, &answeredBy)
 	if err != nil {
 		return rec, err
 	}
 	rec.Time = t.UTC()
+	if toolUseID != nil {
+		rec.ToolUseID = *toolUseID
+	}
 	rec.NeedApproval = rec.Decision.Decision == pdp.Ask
 	if dangerVerdict != nil {
 		rec.Danger = &pdp.Danger{Verdict: *dangerVerdict}
@@ -209,6 +211,9 @@ func scanDecision(row scanner) (pdp.DecisionEvent, error) {
 		}
 		if grantID != nil {
 			rec.Answer.GrantID = *grantID
+		}
+		if answeredBy != nil {
+			rec.Answer.By = *answeredBy
 		}
 	}
 	return rec, nil

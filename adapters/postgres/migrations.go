@@ -84,6 +84,27 @@ CREATE TABLE access_events (
 `,
 	// Each session's layer of path rules (docs/policy.md).
 	2: `ALTER TABLE sessions ADD COLUMN path_rules TEXT NOT NULL DEFAULT '{}';`,
+	// The runtime's id of a call and the token that reported its outcome;
+	// the change log the live feed reads (GET /v1/events), written in the
+	// transaction of each ask, answer and level change. Its seq comes from
+	// one counter row, locked until the writing transaction commits, so
+	// seqs are handed out in commit order across replicas and a reader
+	// that has seen one has seen every lower one.
+	3: `
+ALTER TABLE decisions ADD COLUMN tool_use_id TEXT;
+ALTER TABLE decisions ADD COLUMN answered_by TEXT;
+CREATE INDEX decisions_tool_use ON decisions(tool_use_id) WHERE tool_use_id IS NOT NULL;
+CREATE TABLE changes (
+	seq         BIGINT PRIMARY KEY,
+	time        TIMESTAMPTZ NOT NULL,
+	kind        TEXT NOT NULL,
+	session_id  TEXT NOT NULL,
+	decision_id TEXT,
+	session     TEXT
+);
+CREATE TABLE change_counter (last BIGINT NOT NULL);
+INSERT INTO change_counter (last) VALUES (0);
+`,
 }
 
 // migrationLock is the advisory lock replicas take to migrate one at a

@@ -154,6 +154,7 @@ func (s *Store) UpdateSession(ctx context.Context, id string, p pdp.SessionPatch
 	if err != nil {
 		return rec, err
 	}
+	levelChanged := p.PermissionLevel != nil && *p.PermissionLevel != rec.PermissionLevel
 	if p.PermissionLevel != nil {
 		rec.PermissionLevel = *p.PermissionLevel
 	}
@@ -178,6 +179,12 @@ func (s *Store) UpdateSession(ctx context.Context, id string, p pdp.SessionPatch
 	if _, err := tx.Exec(ctx, `UPDATE sessions SET permission_level = $1, mode = $2, rules = $3, path_rules = $4, updated_at = $5 WHERE id = $6`,
 		rec.PermissionLevel, rec.Mode, rules, pathRules, rec.UpdatedAt, id); err != nil {
 		return rec, fmt.Errorf("updating session %q: %w", id, err)
+	}
+	if levelChanged {
+		snapshot := rec
+		if err := addChanges(ctx, tx, change{time: rec.UpdatedAt, kind: pdp.ChangeLevel, sessionID: id, session: &snapshot}); err != nil {
+			return rec, err
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return rec, fmt.Errorf("updating session %q: %w", id, err)

@@ -40,7 +40,7 @@ type AuditObserver interface {
 type Store struct {
 	pool     *pgxpool.Pool
 	audit    *auditWriter
-	answers  *listener
+	listener *listener
 	now      func() time.Time
 	closeCtx context.CancelFunc
 }
@@ -87,7 +87,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	lctx, cancel := context.WithCancel(context.Background())
 	s := &Store{pool: pool, now: time.Now, closeCtx: cancel}
 	s.audit = newAuditWriter(pool, opts.MaxBatch, opts.WriteTimeout, opts.Observer)
-	s.answers = newListener(lctx, cfg.ConnConfig.Copy(), answersChannel)
+	s.listener = newListener(lctx, cfg.ConnConfig.Copy())
 	return s, nil
 }
 
@@ -96,7 +96,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 func (s *Store) Close() error {
 	s.audit.close()
 	s.closeCtx()
-	s.answers.wait()
+	s.listener.wait()
 	s.pool.Close()
 	return nil
 }

@@ -27,6 +27,12 @@ type database interface {
 	Close() error
 }
 
+// changeSource is a store that hears of the changes other processes
+// commit to the change log (PostgreSQL, through NOTIFY).
+type changeSource interface {
+	OnChange(fn func())
+}
+
 // auditObserver is told of every audit transaction (metrics).
 type auditObserver interface {
 	AuditBatch(events int, took time.Duration, err error)

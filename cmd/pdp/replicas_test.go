@@ -178,6 +178,56 @@ func TestReplicasOnPostgreSQL(t *testing.T) {
 		}
 	})
 
+	t.Run("the live feed of one carries the asks and answers made on the other", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", a.url+"/v1/events", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /v1/events on a: %d", resp.StatusCode)
+		}
+		lines := make(chan string, 64)
+		go func() {
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		time.Sleep(300 * time.Millisecond) // subscribed
+		d := decide(t, b.url, "feed", "shell", askArgs, work)
+		expect := func(event string) {
+			t.Helper()
+			deadline := time.After(time.Second)
+			kind := ""
+			for {
+				select {
+				case line, ok := <-lines:
+					if !ok {
+						t.Fatalf("the stream ended before the %s of %s", event, d.DecisionID)
+					}
+					if k, found := bytes.CutPrefix([]byte(line), []byte("event: ")); found {
+						kind = string(k)
+					}
+					if kind == event && bytes.Contains([]byte(line), []byte(d.DecisionID)) {
+						return
+					}
+				case <-deadline:
+					t.Fatalf("a's feed did not carry the %s of %s made on b within a second", event, d.DecisionID)
+				}
+			}
+		}
+		expect("ask")
+		if code := call(t, "POST", b.url+"/v1/decisions/"+d.DecisionID+"/answer", `{"answer":"deny"}`, nil); code != http.StatusOK {
+			t.Fatalf("answer on b: %d", code)
+		}
+		expect("answer")
+	})
+
 	t.Run("the decision logs hold one line per decision made", func(t *testing.T) {
 		for i := range 20 {
 			decide(t, []*replica{a, b}[i%2].url, "logged", "read_file", fmt.Sprintf(`{"path":"f%d"}`, i), work)

@@ -137,6 +137,11 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		return err
 	}
 	defer changes.Close()
+	// A store shared by replicas also tells it of the changes the others
+	// commit.
+	if shared, ok := store.(changeSource); ok {
+		shared.OnChange(changes.Changed)
+	}
 	var audit pdp.AuditLog = store
 	if cfg.DecisionLog.Path != "" {
 		dlog, err := decisionlog.Open(cfg.DecisionLog.Path, decisionlog.Options{Mask: cfg.DecisionLog.Mask, ReplicaID: cfg.DecisionLog.ReplicaID, Logger: logger})

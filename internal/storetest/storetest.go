@@ -24,6 +24,8 @@ type Store interface {
 	pdp.AccessLog
 	pdp.RecordedDecisions
 	pdp.TrailPruner
+	pdp.OutcomeStore
+	pdp.ChangeLog
 	// EachDecision streams the events at or after since, oldest first
 	// (pdp audit export).
 	EachDecision(ctx context.Context, since time.Time, fn func(pdp.DecisionEvent) error) error
@@ -53,6 +55,8 @@ func Run(t *testing.T, open Open) {
 		{"access events", testAccessEvents},
 		{"recorded decisions", testRecorded},
 		{"retention and export", testRetention},
+		{"outcomes", testOutcomes},
+		{"change log", testChangeLog},
 		{"writable", func(t *testing.T, s Store) {
 			if err := s.Writable(t.Context()); err != nil {
 				t.Fatal(err)
@@ -613,5 +617,100 @@ func testRetention(t *testing.T, s Store) {
 	}
 	if grants, err := s.Grants(ctx, "old"); err != nil || len(grants) != 1 {
 		t.Fatalf("grants after the trail is pruned = %+v, %v", grants, err)
+	}
+}
+
+func testOutcomes(t *testing.T, s Store) {
+	ctx := t.Context()
+	mustCreate(t, s, pdp.StoredSession{ID: "s"})
+	ask, other := shellAsk("s", 0, "git push"), shellAsk("s", time.Second, "git pull")
+	ask.Request.ToolUseID = "toolu_1"
+	mustRecord(t, s, ask, other)
+	found, err := s.DecisionsByToolUse(ctx, "toolu_1")
+	if err != nil || len(found) != 1 || found[0].DecisionID != ask.Decision.DecisionID || found[0].ToolUseID != "toolu_1" {
+		t.Fatalf("DecisionsByToolUse = %+v, %v", found, err)
+	}
+	if found, err = s.DecisionsByToolUse(ctx, "toolu_none"); err != nil || len(found) != 0 {
+		t.Fatalf("an unknown tool use = %+v, %v", found, err)
+	}
+	_, err = s.RecordOutcome(ctx, ask.Decision.DecisionID, pdp.AllowSession, "claude-code", "runtime")
+	wantErr(t, err, pdp.ErrConflict)
+	got, err := s.RecordOutcome(ctx, ask.Decision.DecisionID, pdp.AllowOnce, "claude-code", "runtime")
+	if err != nil || got.Answer == nil || got.Answer.Answer != pdp.AllowOnce || got.Answer.By != "runtime" || got.Answer.GrantID != 0 {
+		t.Fatalf("RecordOutcome = %+v, %v", got.Answer, err)
+	}
+	if stored, err := s.Decision(ctx, ask.Decision.DecisionID); err != nil || stored.Answer == nil || stored.Answer.By != "runtime" || stored.Answer.Channel != "claude-code" {
+		t.Fatalf("stored outcome = %+v, %v", stored.Answer, err)
+	}
+	_, err = s.RecordOutcome(ctx, ask.Decision.DecisionID, pdp.DenyAnswer, "claude-code", "runtime")
+	wantErr(t, err, pdp.ErrConflict)
+	_, err = s.AnswerDecision(ctx, ask.Decision.DecisionID, pdp.DenyAnswer, "console")
+	wantErr(t, err, pdp.ErrConflict)
+	if grants, _ := s.Grants(ctx, "s"); len(grants) != 0 {
+		t.Fatalf("an outcome created grants: %+v", grants)
+	}
+}
+
+func testChangeLog(t *testing.T, s Store) {
+	ctx := t.Context()
+	if first, last, err := s.ChangeBounds(ctx); err != nil || first != 0 || last != 0 {
+		t.Fatalf("bounds of an empty log = %d, %d, %v", first, last, err)
+	}
+	mustCreate(t, s, pdp.StoredSession{ID: "s"})
+	ask := shellAsk("s", 0, "git push")
+	mustRecord(t, s, ask, event("s", pdp.Allow, time.Second))
+	if _, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, pdp.DenyAnswer, "console"); err != nil {
+		t.Fatal(err)
+	}
+	mode, level := pdp.AlwaysAsk, pdp.ReadWrite
+	if _, err := s.UpdateSession(ctx, "s", pdp.SessionPatch{Mode: &mode}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateSession(ctx, "s", pdp.SessionPatch{PermissionLevel: &level}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ChangesAfter(ctx, 0, 10)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("changes = %+v, %v; want ask, answer, level", got, err)
+	}
+	if got[0].Kind != pdp.ChangeAsk || got[0].Decision == nil || got[0].Decision.DecisionID != ask.Decision.DecisionID || got[0].SessionID != "s" ||
+		got[1].Kind != pdp.ChangeAnswer || got[1].Decision == nil || got[1].Decision.Answer == nil ||
+		got[2].Kind != pdp.ChangeLevel || got[2].Session == nil || got[2].Session.PermissionLevel != pdp.ReadWrite {
+		t.Fatalf("changes = %+v", got)
+	}
+	if !(got[0].Seq < got[1].Seq && got[1].Seq < got[2].Seq) {
+		t.Fatalf("seqs out of order: %d %d %d", got[0].Seq, got[1].Seq, got[2].Seq)
+	}
+	first, last, err := s.ChangeBounds(ctx)
+	if err != nil || first != got[0].Seq || last != got[2].Seq {
+		t.Fatalf("bounds = %d, %d, %v", first, last, err)
+	}
+	if rest, err := s.ChangesAfter(ctx, got[0].Seq, 10); err != nil || len(rest) != 2 || rest[0].Seq != got[1].Seq {
+		t.Fatalf("changes after the first = %+v, %v", rest, err)
+	}
+	// Concurrent asks and answers: one entry each, in increasing order.
+	asks := make([]pdp.Event, 40)
+	for i := range asks {
+		asks[i] = shellAsk("s", time.Duration(10+i)*time.Second, "make x")
+	}
+	var wg sync.WaitGroup
+	for i := range asks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.Record(ctx, asks[i]); err == nil && i%2 == 0 {
+				_, _ = s.AnswerDecision(ctx, asks[i].Decision.DecisionID, pdp.AllowOnce, "api")
+			}
+		}()
+	}
+	wg.Wait()
+	more, err := s.ChangesAfter(ctx, last, 1000)
+	if err != nil || len(more) != 60 {
+		t.Fatalf("%d changes after concurrent asks and answers, %v; want 60", len(more), err)
+	}
+	for i := 1; i < len(more); i++ {
+		if more[i].Seq <= more[i-1].Seq {
+			t.Fatalf("seq %d after %d", more[i].Seq, more[i-1].Seq)
+		}
 	}
 }
