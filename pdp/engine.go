@@ -198,7 +198,8 @@ func (e *Engine) Input(ctx context.Context, call Call) (map[string]any, error) {
 	if err := pl.parseCommand(ctx); err != nil {
 		return nil, err
 	}
-	return pl.input(ctx, withDefaults(call.Session))
+	in, _, err := pl.input(ctx, withDefaults(call.Session))
+	return in, err
 }
 
 // Simulate answers a call like Decide, with the trace, but records

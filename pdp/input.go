@@ -30,11 +30,11 @@ func withDefaults(s *Session) *Session {
 
 // input is the document the policy judges for session s: only facts, not
 // raw arguments.
-func (pl *pipeline) input(ctx context.Context, s *Session) (map[string]any, error) {
+func (pl *pipeline) input(ctx context.Context, s *Session) (map[string]any, WorkspaceVerdict, error) {
 	req := pl.call.Request
 	verdict, err := pl.workspace(ctx, s)
 	if err != nil {
-		return nil, err
+		return nil, verdict, err
 	}
 	in := map[string]any{
 		"session":   sessionInput(s),
@@ -52,7 +52,7 @@ func (pl *pipeline) input(ctx context.Context, s *Session) (map[string]any, erro
 	if pl.shell != nil {
 		in["shell"] = pl.shell
 	}
-	return in, nil
+	return in, verdict, nil
 }
 
 // workspace resolves the call's paths against s's workspace, with the

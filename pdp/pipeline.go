@@ -70,11 +70,17 @@ func (pl *pipeline) parseCommand(ctx context.Context) error {
 // says it needs and evaluating again until the answer is final. It returns
 // what the answer was judged on, for the audit trail and replay.
 func (pl *pipeline) run(ctx context.Context, s *Session, explain bool) (outcome, *Recorded, error) {
-	in, err := pl.input(ctx, s)
+	in, verdict, err := pl.input(ctx, s)
 	if err != nil {
 		return outcome{}, nil, err
 	}
-	return pl.evaluator().resolve(ctx, in, explain, liveFacts{pl: pl, s: s})
+	out, rec, err := pl.evaluator().resolve(ctx, in, explain, liveFacts{pl: pl, s: s})
+	if rec != nil {
+		// The checked paths themselves, so a candidate's path rules can
+		// be matched against them again on replay.
+		rec.Paths, rec.CaseInsensitive, rec.SessionPathRules = verdict.Paths, verdict.CaseInsensitive, s.PathRules
+	}
+	return out, rec, err
 }
 
 func (pl *pipeline) evaluator() evaluator {

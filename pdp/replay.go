@@ -15,6 +15,12 @@ import (
 type Recorded struct {
 	Input  map[string]any `json:"input"`
 	Parent *Recorded      `json:"parent,omitempty"`
+	// Paths are the call's checked paths, CaseInsensitive how they were
+	// matched and SessionPathRules the session's layer of path rules: a
+	// candidate's own path rules are matched against them again.
+	Paths            []CheckedPath `json:"paths,omitempty"`
+	CaseInsensitive  bool          `json:"case_insensitive,omitempty"`
+	SessionPathRules *PathRules    `json:"session_path_rules,omitempty"`
 }
 
 // MaxRecordedBytes bounds what one event keeps for replay; an event whose
@@ -74,6 +80,15 @@ func (ev evaluator) replay(ctx context.Context, rec *Recorded) (Decision, error)
 		if k != "parent_decision" { // the candidate's own parent decision replaces it
 			in[k] = v
 		}
+	}
+	if ws, ok := in["workspace"].(map[string]any); ok && rec.Paths != nil {
+		// The candidate's path rules decide which rule each path meets.
+		again := make(map[string]any, len(ws))
+		for k, v := range ws {
+			again[k] = v
+		}
+		again["paths"] = ev.p.pathFacts(WorkspaceVerdict{Paths: rec.Paths, CaseInsensitive: rec.CaseInsensitive}, rec.SessionPathRules)
+		in["workspace"] = again
 	}
 	out, _, err := ev.resolve(ctx, in, false, replayFacts{ev: ev, rec: rec})
 	return out.decision, err

@@ -106,6 +106,12 @@ func recordTrail(t *testing.T) (string, []api.Event, string) {
 // changed by change.
 func candidate(t *testing.T, change func(rules map[string]any)) string {
 	t.Helper()
+	return candidateData(t, func(data map[string]any) { change(data["rules"].(map[string]any)) })
+}
+
+// candidateData writes the built-in policy with its data changed by change.
+func candidateData(t *testing.T, change func(data map[string]any)) string {
+	t.Helper()
 	dir := t.TempDir()
 	err := fs.WalkDir(policies.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -120,7 +126,7 @@ func candidate(t *testing.T, change func(rules map[string]any)) string {
 			if err := json.Unmarshal(b, &data); err != nil {
 				return err
 			}
-			change(data["rules"].(map[string]any))
+			change(data)
 			if b, err = json.Marshal(data); err != nil {
 				return err
 			}
@@ -192,6 +198,15 @@ func TestReplayAgainstCandidates(t *testing.T) {
 		}
 		if r.Loosened != 1 || r.Changed != 1 || len(r.Loosening) != 1 || r.Loosening[0].From != "deny" || r.Loosening[0].To != "allow" {
 			t.Fatalf("report %+v", r)
+		}
+	})
+
+	t.Run("a candidate's path rules are matched again", func(t *testing.T) {
+		r, err := replay(t, dbPath, candidateData(t, func(data map[string]any) {
+			data["paths"].(map[string]any)["a.go"] = "deny"
+		}))
+		if err != nil || r.Changed != 1 || len(r.Changes) != 1 || r.Changes[0].From != "allow" || r.Changes[0].To != "deny" || r.Changes[0].Rule != "a.go" {
+			t.Fatalf("report %+v, err %v; want the read of a.go denied by the new path rule", r, err)
 		}
 	})
 
