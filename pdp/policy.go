@@ -42,7 +42,9 @@ type Policy struct {
 // Compile prepares the entry point over parsed modules and data. An error
 // here means the policy must not be activated.
 func Compile(ctx context.Context, modules map[string]*ast.Module, data map[string]any, source, revision string) (*Policy, error) {
-	store := inmem.NewFromObject(data)
+	// The data is read as AST values: rules that read data.shell or the
+	// level table get them without converting them on every evaluation.
+	store := inmem.NewFromObjectWithOpts(data, inmem.OptReturnASTValuesOnRead(true))
 	compiler := ast.NewCompiler()
 	if compiler.Compile(modules); compiler.Failed() {
 		return nil, fmt.Errorf("compiling policy %s: %w", source, compiler.Errors)
