@@ -144,17 +144,14 @@ const insertDecision = `INSERT INTO decisions (id, time, session_id, tool, capab
 	decision, source, rule, reason, danger_verdict, danger_by, revision, latency_us, recorded, tool_use_id)
 	VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)`
 
-// writeTx sends the batch's inserts in one round trip inside one
-// transaction; the commit is the point after which every caller of the
-// batch is answered.
+// writeTx sends the batch's inserts, and the change log entries of its
+// asks, in one round trip run as one implicit transaction: the server
+// commits it at the batch's end (synchronous_commit makes that durable)
+// and only then answers, after which every caller of the batch is
+// answered. An error anywhere rolls all of it back.
 func (a *auditWriter) writeTx(batch []pendingEvent) error {
 	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
 	defer cancel()
-	tx, err := a.pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	defer tx.Rollback(context.Background())
 	var b pgx.Batch
 	var asks []change
 	for _, p := range batch {
@@ -175,16 +172,13 @@ func (a *auditWriter) writeTx(batch []pendingEvent) error {
 			asks = append(asks, change{time: ev.Time, kind: pdp.ChangeAsk, sessionID: ev.SessionID, decisionID: d.DecisionID})
 		}
 	}
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-		return fmt.Errorf("audit: writing %d decisions: %w", len(batch), err)
-	}
 	// Asks go to the change log in the same transaction, last: the
-	// counter's lock is held only from here to the commit.
-	if err := addChanges(ctx, tx, asks...); err != nil {
+	// counter's lock is held only from there to the commit.
+	if err := queueChanges(&b, asks...); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("audit: commit: %w", err)
+	if err := a.pool.SendBatch(ctx, &b).Close(); err != nil {
+		return fmt.Errorf("audit: writing %d decisions: %w", len(batch), err)
 	}
 	return nil
 }

@@ -21,22 +21,42 @@ type change struct {
 }
 
 // addChanges appends entries to the change log inside tx and announces
-// them (NOTIFY, delivered at the commit) to every replica's feed. The
-// seqs come from the counter row, whose lock the transaction holds until
-// it commits: seqs are handed out in commit order.
+// them to every replica's feed (see queueChanges).
 func addChanges(ctx context.Context, tx pgx.Tx, entries ...change) error {
+	var b pgx.Batch
+	if err := queueChanges(&b, entries...); err != nil {
+		return err
+	}
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		return fmt.Errorf("logging a change: %w", err)
+	}
+	return nil
+}
+
+// insertChanges takes the entries' seqs from the counter row, whose lock
+// the transaction then holds until it commits: seqs are handed out in
+// commit order.
+const insertChanges = `WITH c AS (UPDATE change_counter SET last = last + $1::bigint RETURNING last)
+INSERT INTO changes (seq, time, kind, session_id, decision_id, session)
+SELECT c.last - $1::bigint + e.ord, e.time, e.kind, e.session_id, e.decision_id, e.session
+FROM c, unnest($2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS e(time, kind, session_id, decision_id, session, ord)`
+
+// queueChanges queues the statements that append entries to the change
+// log and announce them (NOTIFY, delivered at the commit); nothing for no
+// entries.
+func queueChanges(b *pgx.Batch, entries ...change) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	var last int64
-	if err := tx.QueryRow(ctx, `UPDATE change_counter SET last = last + $1 RETURNING last`, len(entries)).Scan(&last); err != nil {
-		return fmt.Errorf("logging a change: %w", err)
-	}
-	var b pgx.Batch
+	times := make([]time.Time, len(entries))
+	kinds := make([]string, len(entries))
+	sessions := make([]string, len(entries))
+	decisions := make([]*string, len(entries))
+	snapshots := make([]*string, len(entries))
 	for i, c := range entries {
-		var decision, snapshot *string
+		times[i], kinds[i], sessions[i] = utc(c.time), c.kind, c.sessionID
 		if c.decisionID != "" {
-			decision = &c.decisionID
+			decisions[i] = &c.decisionID
 		}
 		if c.session != nil {
 			raw, err := json.Marshal(c.session)
@@ -44,15 +64,11 @@ func addChanges(ctx context.Context, tx pgx.Tx, entries ...change) error {
 				return fmt.Errorf("logging the change of %q: %w", c.sessionID, err)
 			}
 			s := string(raw)
-			snapshot = &s
+			snapshots[i] = &s
 		}
-		b.Queue(`INSERT INTO changes (seq, time, kind, session_id, decision_id, session) VALUES ($1,$2,$3,$4,$5,$6)`,
-			last-int64(len(entries))+1+int64(i), utc(c.time), c.kind, c.sessionID, decision, snapshot)
 	}
+	b.Queue(insertChanges, len(entries), times, kinds, sessions, decisions, snapshots)
 	b.Queue(`SELECT pg_notify($1, '')`, changesChannel)
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-		return fmt.Errorf("logging a change: %w", err)
-	}
 	return nil
 }
 
