@@ -54,6 +54,7 @@ const (
 const (
 	AllowOnce    = "allow_once"
 	AllowSession = "allow_session"
+	AllowProject = "allow_project"
 	DenyAnswer   = "deny"
 )
 
@@ -157,9 +158,23 @@ type Decision struct {
 	Grantable    bool    `json:"grantable"`
 	Danger       *Danger `json:"danger"`
 	Revision     string  `json:"revision"`
+	// Parts judge a command of more than one part one by one
+	// (docs/design.md §5); null for any other call.
+	Parts []Part `json:"parts"`
 
 	Trace   []TraceStep          `json:"trace,omitempty"`
 	Matches map[string]RuleMatch `json:"matches,omitempty"`
+}
+
+// Part is one part of a compound shell command and how it was judged:
+// Decision, Source and Rule are null when no command rule or grant
+// decides it (the level decides the whole call then).
+type Part struct {
+	Text        string  `json:"text"`
+	Fingerprint *string `json:"fingerprint"`
+	Decision    *string `json:"decision"`
+	Source      *string `json:"source"`
+	Rule        *string `json:"rule"`
 }
 
 // Answer is a person's answer to an ask.
@@ -218,6 +233,8 @@ type NewSession struct {
 	ExecutionMode   ExecutionMode     `json:"execution_mode,omitempty"`
 	Workspace       string            `json:"workspace,omitempty"`
 	Rules           map[string]string `json:"rules,omitempty"`
+	// CommandRules map command prefixes ("go test") to allow, ask or deny.
+	CommandRules map[string]string `json:"command_rules,omitempty"`
 	// PathRules maps path patterns to what they do (docs/policy.md).
 	PathRules       map[string]PathRule `json:"path_rules,omitempty"`
 	ParentSessionID string              `json:"parent_session_id,omitempty"`
@@ -237,6 +254,8 @@ type Session struct {
 	ParentSessionID string              `json:"parent_session_id,omitempty"`
 	Scope           []string            `json:"scope,omitempty"`
 	AssessorModel   string              `json:"assessor_model,omitempty"`
+	// CommandRules are the session's layer of command rules.
+	CommandRules map[string]string `json:"command_rules"`
 	// Owner names the dispatcher token that created the session; only it
 	// (or a person's channel) may use it. Empty: no single owner.
 	Owner     string    `json:"owner,omitempty"`
@@ -250,6 +269,8 @@ type SessionChange struct {
 	PermissionLevel *Level             `json:"permission_level,omitempty"`
 	Mode            *Mode              `json:"mode,omitempty"`
 	Rules           *map[string]string `json:"rules,omitempty"`
+	// CommandRules replaces the session's command rules; an empty object removes them.
+	CommandRules *map[string]string `json:"command_rules,omitempty"`
 	// PathRules replaces the session's path rules; an empty object removes them.
 	PathRules *map[string]PathRule `json:"path_rules,omitempty"`
 }
@@ -262,6 +283,8 @@ type Grant struct {
 	Capability  string    `json:"capability"`
 	Fingerprint string    `json:"fingerprint"`
 	DecisionID  string    `json:"decision_id,omitempty"`
+	Scope       string    `json:"scope"`               // session or project
+	Workspace   string    `json:"workspace,omitempty"` // a project grant's workspace
 	CreatedAt   time.Time `json:"created_at"`
 }
 

@@ -21,6 +21,7 @@ const (
 const (
 	AllowOnce    = api.AllowOnce
 	AllowSession = api.AllowSession
+	AllowProject = api.AllowProject
 	DenyAnswer   = api.DenyAnswer
 )
 

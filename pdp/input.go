@@ -100,11 +100,20 @@ func sessionInput(s *Session) map[string]any {
 		"execution_mode":   string(s.ExecutionMode),
 		"workspace":        s.Workspace,
 		"rules":            rules,
+		"command_rules":    commandRules(s.CommandRules),
 		"grants":           grants,
 		"has_parent":       s.Parent != nil,
 	}
 	if len(s.Scope) > 0 {
 		out["scope"] = strings2any(s.Scope)
+	}
+	return out
+}
+
+func commandRules(rules map[string]string) map[string]any {
+	out := make(map[string]any, len(rules))
+	for p, a := range rules {
+		out[p] = a
 	}
 	return out
 }
@@ -126,9 +135,41 @@ func shellInput(f ShellFacts) map[string]any {
 		"redirections":  f.Redirections,
 		"substitutions": f.Substitutions,
 		"assignments":   f.Assignments,
+		"parts":         partsInput(f.Parts),
+		"redirects":     redirectsInput(f.Redirects),
+		"evaluated":     f.Evaluated,
+		"assigned":      strings2any(f.Assigned),
 	}
 	if f.Error != "" {
 		out["error"] = f.Error
+	}
+	return out
+}
+
+func partsInput(parts []ShellPart) []any {
+	out := make([]any, len(parts))
+	for i, p := range parts {
+		literal := make([]any, len(p.Literal))
+		for j, l := range p.Literal {
+			literal[j] = l
+		}
+		out[i] = map[string]any{
+			"text": p.Text, "argv": strings2any(p.Argv), "literal": literal, "simple": p.Simple,
+			"first": p.First, "end": p.End, "assignments": p.Assignments, "substitutions": p.Substitutions,
+			"evaluated": p.Evaluated, "redirections": redirectsInput(p.Redirections),
+			"background": p.Background, "negated": p.Negated,
+		}
+	}
+	return out
+}
+
+func redirectsInput(list []ShellRedirect) []any {
+	out := make([]any, len(list))
+	for i, r := range list {
+		out[i] = map[string]any{
+			"op": r.Op, "target": r.Target, "dev_null": r.DevNull, "dup": r.Dup,
+			"here_doc": r.HereDoc, "program": r.Program,
+		}
 	}
 	return out
 }

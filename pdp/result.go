@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/toolperm/pdp/api"
 )
 
 // outcome is one evaluation of the entry point.
@@ -38,6 +39,7 @@ func decodeResult(rs rego.ResultSet, name string, explain bool) (outcome, error)
 		Grantable:   r.boolean("grantable"),
 	}
 	d.NeedApproval = d.Decision == Ask
+	d.Parts = decodeParts(obj["parts"])
 	if dg, ok := obj["danger"].(map[string]any); ok {
 		v, _ := dg["verdict"].(string)
 		by, _ := dg["by"].(string)
@@ -104,6 +106,28 @@ func (r *reader) boolean(key string) bool {
 		r.fail("field %q is %T, not a boolean", key, r.obj[key])
 	}
 	return b
+}
+
+// decodeParts reads the parts of a compound command; nil when there are none.
+func decodeParts(v any) []api.Part {
+	list, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]api.Part, 0, len(list))
+	for _, item := range list {
+		m, _ := item.(map[string]any)
+		text, _ := m["text"].(string)
+		out = append(out, api.Part{Text: text, Fingerprint: optional(m["fingerprint"]), Decision: optional(m["decision"]), Source: optional(m["source"]), Rule: optional(m["rule"])})
+	}
+	return out
+}
+
+func optional(v any) *string {
+	if s, ok := v.(string); ok {
+		return &s
+	}
+	return nil
 }
 
 func decodeTrace(v any) []TraceStep {

@@ -167,6 +167,9 @@ func (s *Sessions) Create(ctx context.Context, spec api.NewSession, who Caller) 
 	if spec.Rules == nil {
 		spec.Rules = map[string]string{}
 	}
+	if spec.CommandRules == nil {
+		spec.CommandRules = map[string]string{}
+	}
 	if err := s.validate(spec); err != nil {
 		return StoredSession{}, err
 	}
@@ -177,7 +180,7 @@ func (s *Sessions) Create(ctx context.Context, spec api.NewSession, who Caller) 
 	}
 	return s.Store.CreateSession(ctx, StoredSession{
 		Owner: who.owner(), ID: spec.ID, PermissionLevel: spec.PermissionLevel, Mode: spec.Mode,
-		ExecutionMode: spec.ExecutionMode, Workspace: spec.Workspace, Rules: spec.Rules, PathRules: spec.PathRules,
+		ExecutionMode: spec.ExecutionMode, Workspace: spec.Workspace, Rules: spec.Rules, CommandRules: spec.CommandRules, PathRules: spec.PathRules,
 		ParentSessionID: spec.ParentSessionID, Scope: spec.Scope, AssessorModel: spec.AssessorModel,
 	})
 }
@@ -217,7 +220,7 @@ func (s *Sessions) validate(spec api.NewSession) error {
 	if spec.Workspace != "" && !filepath.IsAbs(spec.Workspace) {
 		return invalid("invalid_workspace", "workspace must be an absolute path, got %q", spec.Workspace)
 	}
-	return ValidateSession(&Session{PermissionLevel: spec.PermissionLevel, Mode: spec.Mode, ExecutionMode: spec.ExecutionMode, Rules: spec.Rules,
+	return ValidateSession(&Session{PermissionLevel: spec.PermissionLevel, Mode: spec.Mode, ExecutionMode: spec.ExecutionMode, Rules: spec.Rules, CommandRules: spec.CommandRules,
 		PathRules: NewPathRules(spec.PathRules), Scope: spec.Scope})
 }
 
@@ -239,6 +242,11 @@ func (s *Sessions) noLooser(spec api.NewSession) error {
 	}
 	if modeLooseness[spec.Mode] > modeLooseness[s.mode()] {
 		return refuse("looser mode", "a dispatcher may not create a session with a mode looser than the default %s", s.mode())
+	}
+	for prefix, action := range spec.CommandRules {
+		if action != Deny {
+			return refuse("non-deny command rule", "a dispatcher may only add deny command rules; %q is %s", prefix, action)
+		}
 	}
 	for pattern, action := range spec.Rules {
 		if action != Deny {

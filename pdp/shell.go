@@ -36,6 +36,57 @@ type ShellFacts struct {
 	Redirections  int
 	Substitutions int
 	Assignments   int
+	// Parts are the statements of the command's list, split at ;,
+	// newlines, &&, ||, | and |&: what command rules and grants judge
+	// one by one (docs/design.md §5).
+	Parts []ShellPart
+	// Redirects are every redirection anywhere, substitutions included.
+	Redirects []ShellRedirect
+	// Evaluated counts expansions that evaluate text as a variable's name
+	// or as arithmetic (${!x}, ${x@P}, ${a[i]}, $(( ))) anywhere.
+	Evaluated int
+	// Assigned names the variables assigned anywhere (VAR=x prefixes,
+	// bare assignments, declare/export/local).
+	Assigned []string
+}
+
+// ShellPart is one statement of a command list. Only a part that is one
+// simple command with nothing around it can be allowed by a command rule
+// or a grant; a deny or ask applies to every command in any part.
+type ShellPart struct {
+	// Text is the part as the shell sees it, printed from the parse.
+	Text string
+	// Argv and Literal are its words when it is a simple command.
+	Argv    []string
+	Literal []bool
+	// Simple: one simple command, not a subshell, group, keyword,
+	// function or background list.
+	Simple bool
+	// First and End delimit the part's commands in ShellFacts.Commands:
+	// its own, then those of its bodies and substitutions.
+	First, End int
+	// Assignments, Substitutions and Evaluated count VAR=x prefixes,
+	// substitutions and evaluating expansions in the part.
+	Assignments, Substitutions, Evaluated int
+	// Redirections are the part's own redirections.
+	Redirections []ShellRedirect
+	// Background is a trailing &; Negated a leading !.
+	Background, Negated bool
+}
+
+// ShellRedirect is one redirection and what it touches.
+type ShellRedirect struct {
+	// Op is the operator with its descriptor as written (">", "2>", "<<").
+	Op string
+	// Target is the word after it (a here-document's delimiter).
+	Target string
+	// DevNull: the target is exactly /dev/null. Dup: it only duplicates
+	// or closes a numbered descriptor (2>&1; >&file is not one).
+	DevNull, Dup bool
+	// HereDoc: a here-document or here-string.
+	HereDoc bool
+	// Program is the first word of the command it belongs to.
+	Program string
 }
 
 // Shell turns what a shell call runs into facts. A command it cannot

@@ -28,6 +28,9 @@ type (
 const (
 	AllowOnce    = api.AllowOnce
 	AllowSession = api.AllowSession
+	// AllowProject grants every part for the workspace of the session's
+	// root, to every session of its owner there.
+	AllowProject = api.AllowProject
 	DenyAnswer   = api.DenyAnswer
 )
 
@@ -47,6 +50,9 @@ type SessionPatch struct {
 	Mode            *Mode
 	Rules           map[string]string // with RulesSet: the new rules (empty: none)
 	RulesSet        bool
+	// CommandRules, with CommandRulesSet, replace the command rules.
+	CommandRules    map[string]string
+	CommandRulesSet bool
 	PathRules       map[string]PathRule // with PathRulesSet: the new path rules (empty: none)
 	PathRulesSet    bool
 }
@@ -72,6 +78,7 @@ func SessionOf(r StoredSession) *Session {
 		ExecutionMode:   r.ExecutionMode,
 		Workspace:       r.Workspace,
 		Rules:           r.Rules,
+		CommandRules:    r.CommandRules,
 		PathRules:       NewPathRules(r.PathRules),
 		Scope:           r.Scope,
 		AssessorModel:   r.AssessorModel,

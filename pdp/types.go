@@ -71,6 +71,8 @@ type Session struct {
 	ExecutionMode   ExecutionMode     `json:"execution_mode,omitempty"`
 	Workspace       string            `json:"workspace,omitempty"`
 	Rules           map[string]string `json:"rules,omitempty"`
+	// CommandRules are the session's layer of command rules.
+	CommandRules map[string]string `json:"command_rules,omitempty"`
 	// PathRules are the session's layer of path rules.
 	PathRules *PathRules `json:"path_rules,omitempty"`
 	// Scope limits a sub-agent to these capability patterns; empty means

@@ -85,6 +85,9 @@ func ValidateSession(s *Session) error {
 		if err := ValidateRules(s.Rules); err != nil {
 			return err
 		}
+		if err := ValidateCommandRules(s.CommandRules); err != nil {
+			return err
+		}
 		if err := s.PathRules.Validate(); err != nil {
 			return err
 		}
@@ -98,6 +101,31 @@ func ValidateSession(s *Session) error {
 				return invalid("invalid_grant", "a grant needs a capability and a non-empty fingerprint")
 			}
 		}
+	}
+	return nil
+}
+
+// ValidateCommandRules checks a prefix→action command rule table: a
+// prefix is words separated by single spaces, an action allow, ask or
+// deny. Two prefixes equal but for the program's case are refused: the
+// program is compared lower-cased, so they would be one rule.
+func ValidateCommandRules(rules map[string]string) error {
+	seen := make(map[string]string, len(rules))
+	for prefix, action := range rules {
+		words := strings.Split(prefix, " ")
+		if len(prefix) > 512 || slices.Contains(words, "") || strings.ContainsAny(prefix, "\t\n\r\x00") {
+			return invalid("invalid_command_rule", "command rule %q must be words separated by single spaces", truncate(prefix))
+		}
+		switch action {
+		case Allow, Ask, Deny:
+		default:
+			return invalid("invalid_command_rule", "command rule %q has action %q; want allow, ask or deny", truncate(prefix), truncate(action))
+		}
+		key := strings.ToLower(words[0]) + prefix[len(words[0]):]
+		if other, ok := seen[key]; ok {
+			return invalid("invalid_command_rule", "command rules %q and %q name the same program", truncate(other), truncate(prefix))
+		}
+		seen[key] = prefix
 	}
 	return nil
 }

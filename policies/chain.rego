@@ -65,6 +65,12 @@ step_explicit_deny := verdict("explicit_deny", "deny", resolved.source, resolved
 } else := path_verdict("explicit_deny") if {
 	# A path rule's deny, for any path of the call (paths.rego).
 	path_denies
+} else := verdict("explicit_deny", "deny", "config", command_denied.rule, command_denied.reason) if {
+	# A command rule's deny, for any command of any part (commands.rego).
+	command_denied
+} else := verdict("explicit_deny", "ask", "config", command_asked.rule, command_asked.reason) if {
+	# A command rule's ask holds where the mode, the level or a grant would allow.
+	command_asked
 }
 
 step_mode := verdict("mode", "allow", "mode", "MODE", "The session's mode is allow-all.") if {
@@ -86,6 +92,10 @@ step_session_grant := verdict("session_grant", "allow", "session-grant", "SESSIO
 	some g in input.session.grants
 	g.capability == capability
 	g.fingerprint == fingerprint
+} else := verdict("session_grant", "allow", parts_allow_source, parts_allow_rule, parts_allow_reason) if {
+	# Every part allowed by a command rule or a grant (commands.rego).
+	parts_allowed
+	not ask_always_hit
 }
 
 step_rule := path_verdict("rule") if {
@@ -170,6 +180,7 @@ answer := {
 	"capability": capability_or_null,
 	"fingerprint": fingerprint,
 	"grantable": grantable,
+	"parts": answer_parts,
 	"danger": reported_danger,
 	"step": final.step,
 	"needs": needs,

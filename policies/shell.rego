@@ -1,41 +1,24 @@
 # Shell fingerprints.
 #
-# Decides from the shell adapter's parsed facts whether a shell.exec call
-# is exactly one plain command whose first two words can name a grant,
-# and computes its fingerprint "argv[0] argv[1]".
+# The fingerprint of a shell.exec call of one part is that part's
+# (commands.rego: the program, or its first two words); a call of several
+# parts has none at the top level, each part carries its own.
 package toolperm
 
 import rego.v1
 
 default fingerprint := null
 
-# fingerprint of a grantable shell.exec call; null otherwise.
-fingerprint := concat(" ", array.slice(input.shell.commands[0].argv, 0, 2)) if {
-	capability == "shell.exec"
-	single_plain_command
+# fingerprint of a grantable shell.exec call of one part; null otherwise.
+fingerprint := fp if {
+	count(shell_parts) == 1
+	fp := part_fingerprint(shell_parts[0])
 }
 
-grantable := fingerprint != null
+# grantable: allow_session can grant every part that is not already allowed.
+default grantable := false
 
-# single_plain_command: one simple command, nothing around it, literal
-# first two words, no option in place of a subcommand, and a program that
-# is neither dangerous nor runs other programs.
-single_plain_command if {
-	s := input.shell
-	s.parsed == true
-	count(s.commands) == 1
-	count(s.operators) == 0
-	count(s.compound) == 0
-	s.substitutions == 0
-	s.redirections == 0
-	s.assignments == 0
-	cmd := s.commands[0]
-	count(cmd.argv) >= 2
-	cmd.literal[0] == true
-	cmd.literal[1] == true
-	not startswith(cmd.argv[1], "-")
-	not ungrantable_program(cmd.argv[0])
-}
+grantable if parts_grantable
 
 # program_names are the names a word may run as: its last path element,
 # lower-cased (case-insensitive file systems run RM as rm), with and

@@ -16,6 +16,11 @@ import (
 	"github.com/toolperm/pdp/pdp"
 )
 
+// DefaultTimeout bounds one call to the model. Chat endpoints take 1-3 s
+// a call, more under load; a bound at the slow end would turn every slow
+// third of the verdicts into asks, so it sits well above it.
+const DefaultTimeout = 6 * time.Second
+
 // Config configures the assessor. URL is the base of the API: requests go
 // to URL + "/chat/completions".
 type Config struct {
@@ -74,7 +79,7 @@ func New(cfg Config) (*Assessor, error) {
 		return nil, errors.New("assessor: no model configured")
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = 2 * time.Second
+		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = 4

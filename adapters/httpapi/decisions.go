@@ -69,9 +69,9 @@ func (s *Server) answer(c echo.Context) error {
 		return err
 	}
 	switch b.Answer {
-	case pdp.AllowOnce, pdp.AllowSession, pdp.DenyAnswer:
+	case pdp.AllowOnce, pdp.AllowSession, pdp.AllowProject, pdp.DenyAnswer:
 	default:
-		return fail(http.StatusBadRequest, "invalid_answer", "answer must be allow_once, allow_session or deny, got %q", b.Answer)
+		return fail(http.StatusBadRequest, "invalid_answer", "answer must be allow_once, allow_session, allow_project or deny, got %q", b.Answer)
 	}
 	if b.Channel == "" {
 		b.Channel = "api"

@@ -46,7 +46,7 @@ func (s *Server) mayRead(c echo.Context, sessionID string, notFound error) error
 
 // patchableFields are the only fields PATCH may change; the rest are
 // fixed at creation.
-var patchableFields = []string{"permission_level", "mode", "rules", "path_rules"}
+var patchableFields = []string{"permission_level", "mode", "rules", "command_rules", "path_rules"}
 
 func (s *Server) patchSession(c echo.Context) error {
 	var raw map[string]json.RawMessage
@@ -69,6 +69,9 @@ func (s *Server) patchSession(c echo.Context) error {
 		case "rules":
 			patch.RulesSet = true
 			err = json.Unmarshal(value, &patch.Rules)
+		case "command_rules":
+			patch.CommandRulesSet = true
+			err = json.Unmarshal(value, &patch.CommandRules)
 		case "path_rules":
 			patch.PathRulesSet = true
 			err = json.Unmarshal(value, &patch.PathRules)
@@ -90,6 +93,7 @@ func (s *Server) patchSession(c echo.Context) error {
 		}
 		check.Mode = *patch.Mode
 	}
+	check.CommandRules = patch.CommandRules
 	if err := pdp.ValidateSession(check); err != nil {
 		return err
 	}

@@ -28,9 +28,26 @@ func (f Facts) core() pdp.ShellFacts {
 	for i, c := range f.Commands {
 		commands[i] = pdp.ShellCommand{Argv: c.Argv, Literal: c.Literal}
 	}
+	parts := make([]pdp.ShellPart, len(f.Parts))
+	for i, p := range f.Parts {
+		parts[i] = pdp.ShellPart{
+			Text: p.Text, Argv: p.Argv, Literal: p.Literal, Simple: p.Simple, First: p.First, End: p.End,
+			Assignments: p.Assignments, Substitutions: p.Substitutions, Evaluated: p.Evaluated,
+			Redirections: coreRedirects(p.Redirections), Background: p.Background, Negated: p.Negated,
+		}
+	}
 	return pdp.ShellFacts{
 		Parsed: f.Parsed, Error: f.Error, Limit: f.Limit, Commands: commands,
 		Operators: f.Operators, Compound: f.Compound,
 		Redirections: f.Redirections, Substitutions: f.Substitutions, Assignments: f.Assignments,
+		Parts: parts, Redirects: coreRedirects(f.Redirects), Evaluated: f.Evaluated, Assigned: f.Assigned,
 	}
+}
+
+func coreRedirects(list []Redirect) []pdp.ShellRedirect {
+	out := make([]pdp.ShellRedirect, len(list))
+	for i, r := range list {
+		out[i] = pdp.ShellRedirect(r)
+	}
+	return out
 }

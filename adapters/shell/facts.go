@@ -43,6 +43,16 @@ type Facts struct {
 	Substitutions int
 	// Assignments counts VAR=x prefixes and bare assignments.
 	Assignments int
+	// Parts are the statements of the command's list (see Part).
+	Parts []Part
+	// Redirects are every redirection anywhere, substitutions included.
+	Redirects []Redirect
+	// Evaluated counts expansions that evaluate text as a name or as
+	// arithmetic (${!x}, ${x@P}, $(( )), …) anywhere.
+	Evaluated int
+	// Assigned names the variables assigned anywhere: VAR=x prefixes,
+	// bare assignments and declare/export/local arguments.
+	Assigned []string
 
 	depth  int     // how deep in sh -c / eval bodies this text is
 	nest   int     // nesting levels of the text this one is a body of
@@ -111,9 +121,8 @@ func parse(b *budget, command string, depth, nest int) Facts {
 		if i > 0 {
 			f.Operators = append(f.Operators, ";")
 		}
-		f.stmt(stmt)
+		f.list(stmt)
 	}
-	syntax.Walk(file, f.countWordParts)
 	return f
 }
 
@@ -137,7 +146,10 @@ func FromArgv(argv []string) Facts {
 	for i := range literal {
 		literal[i] = true
 	}
-	return Facts{Parsed: true, Commands: []Command{{Argv: argv, Literal: literal}}}
+	return Facts{
+		Parsed: true, Commands: []Command{{Argv: argv, Literal: literal}},
+		Parts: []Part{{Text: strings.Join(argv, " "), Argv: argv, Literal: literal, Simple: true, End: 1}},
+	}
 }
 
 func (f *Facts) stmt(s *syntax.Stmt) {
@@ -150,10 +162,16 @@ func (f *Facts) stmt(s *syntax.Stmt) {
 	if s.Coprocess {
 		f.Compound = append(f.Compound, "coproc")
 	}
+	var argv []string
+	if call, ok := s.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
+		argv = []string{""}
+		argv[0], _ = wordValue(call.Args[0])
+	}
 	for _, r := range s.Redirs {
 		if !isDescriptorDup(r) {
 			f.Redirections++
 		}
+		f.Redirects = append(f.Redirects, redirect(r, argv))
 	}
 	if s.Cmd != nil {
 		f.command(s.Cmd)
@@ -173,6 +191,11 @@ func (f *Facts) command(c syntax.Command) {
 	switch c := c.(type) {
 	case *syntax.CallExpr:
 		f.Assignments += len(c.Assigns)
+		for _, a := range c.Assigns {
+			if a.Name != nil {
+				f.Assigned = append(f.Assigned, a.Name.Value)
+			}
+		}
 		if len(c.Args) > 0 {
 			cmd := callCommand(c.Args)
 			f.Commands = append(f.Commands, cmd)
@@ -223,6 +246,11 @@ func (f *Facts) command(c syntax.Command) {
 		f.Compound = append(f.Compound, "test")
 	case *syntax.DeclClause:
 		f.Compound = append(f.Compound, "declare")
+		for _, a := range c.Args {
+			if a.Name != nil {
+				f.Assigned = append(f.Assigned, a.Name.Value)
+			}
+		}
 	case *syntax.LetClause:
 		f.Compound = append(f.Compound, "let")
 	default:
@@ -330,9 +358,12 @@ func allLiteral(list []bool) bool {
 	return true
 }
 
-// countWordParts counts substitutions anywhere in the tree, and collects
-// the simple commands nested inside them.
+// countWordParts counts substitutions and evaluating expansions anywhere
+// in the tree, and collects the simple commands nested inside them.
 func (f *Facts) countWordParts(node syntax.Node) bool {
+	if evaluates(node) {
+		f.Evaluated++
+	}
 	switch n := node.(type) {
 	case *syntax.CmdSubst:
 		f.Substitutions++
@@ -351,6 +382,8 @@ func (f *Facts) nested(list []*syntax.Stmt) {
 	inner := Facts{depth: f.depth, nest: f.nest, budget: f.budget}
 	inner.stmts(list)
 	f.Commands = append(f.Commands, inner.Commands...)
+	f.Redirects = append(f.Redirects, inner.Redirects...)
+	f.Assigned = append(f.Assigned, inner.Assigned...)
 	if inner.failed != nil && f.failed == nil {
 		f.failed = inner.failed
 	}

@@ -134,7 +134,7 @@ func TestBodiesOfShellsAndEval(t *testing.T) {
 		`sh -c 'echo "unterminated'`:      {"sh", "<unparsable command string>"},
 		"bash script.sh":                  {"bash"},
 		"sh -c 'sh -c \"sh -c rm\"'":      {"sh", "sh", "sh", "rm"},
-		"x=$(bash -c 'rm -rf ~'); echo x": {"echo", "bash", "rm"},
+		"x=$(bash -c 'rm -rf ~'); echo x": {"bash", "rm", "echo"},
 	}
 	for cmd, want := range cases {
 		t.Run(cmd, func(t *testing.T) {

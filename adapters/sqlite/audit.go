@@ -170,6 +170,9 @@ func (a *auditWriter) writeTx(batch []pendingEvent) error {
 	if err := linkCalls(ctx, tx, batch); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
+	if err := recordParts(ctx, tx, batch); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("audit: commit: %w", err)
 	}

@@ -25,6 +25,9 @@ func (s *Store) decision(ctx context.Context, db queryer, id string) (pdp.Decisi
 	if errors.Is(err, sql.ErrNoRows) {
 		return rec, fmt.Errorf("decision %q: %w", id, pdp.ErrNotFound)
 	}
+	if err == nil {
+		rec.Parts, err = readParts(ctx, db, id)
+	}
 	return rec, err
 }
 
@@ -131,7 +134,7 @@ func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) 
 	if err != nil {
 		return rec, err
 	}
-	if answer == pdp.AllowSession {
+	if answer == pdp.AllowSession || answer == pdp.AllowProject {
 		if rootID, err = s.RootID(ctx, rec.SessionID); err != nil {
 			return rec, err
 		}
@@ -152,16 +155,10 @@ func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) 
 	}
 	now := s.now()
 	var grantID any
-	if answer == pdp.AllowSession {
-		if !rec.Grantable || rec.Fingerprint == nil || rec.Capability == nil {
-			return rec, fmt.Errorf("%w: %s", pdp.ErrNotGrantable, notGrantableReason(rec))
-		}
-		var gid int64
-		err := tx.QueryRowContext(ctx, `INSERT INTO grants (session_id, capability, fingerprint, decision_id, created_at) VALUES (?,?,?,?,?)
-			ON CONFLICT (session_id, capability, fingerprint) DO UPDATE SET decision_id = excluded.decision_id RETURNING id`,
-			rootID, *rec.Capability, *rec.Fingerprint, id, formatTime(now)).Scan(&gid)
+	if answer == pdp.AllowSession || answer == pdp.AllowProject {
+		gid, err := grantParts(ctx, tx, rec, rootID, answer, now)
 		if err != nil {
-			return rec, fmt.Errorf("creating the grant: %w", err)
+			return rec, err
 		}
 		grantID = gid
 	}
@@ -189,7 +186,7 @@ func notGrantableReason(rec pdp.DecisionEvent) string {
 	if rec.Capability == nil || *rec.Capability != "shell.exec" {
 		return "only shell commands can be allowed for the session; path capabilities never can"
 	}
-	return "the command is not one plain command with a literal program and subcommand (lists, pipes, substitutions, redirections, wrappers and dangerous programs have no fingerprint)"
+	return "a part of the command is not one plain command with a literal program (substitutions, file redirections, assignments, wrappers, interpreters and dangerous programs have no fingerprint), or a command rule denies or asks for it"
 }
 
 type scanner interface{ Scan(dest ...any) error }

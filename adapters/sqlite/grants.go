@@ -10,9 +10,15 @@ import (
 	"github.com/mattn/go-sqlite3"
 )
 
-// Grants lists the grants stored on a session, oldest first.
+// projectOf selects the project grants of a root session: those of its
+// owner for its workspace (none for a session without one).
+const projectOf = `(scope = 'project' AND workspace != '' AND workspace = (SELECT workspace FROM sessions WHERE id = ?) AND owner = (SELECT owner FROM sessions WHERE id = ?))`
+
+// Grants lists the grants that apply to a root session, oldest first:
+// those stored on it and the project grants of its workspace and owner.
 func (s *Store) Grants(ctx context.Context, sessionID string) ([]pdp.StoredGrant, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT id, session_id, capability, fingerprint, COALESCE(decision_id, ''), created_at FROM grants WHERE session_id = ? ORDER BY id`, sessionID)
+	rows, err := s.read.QueryContext(ctx, `SELECT id, session_id, capability, fingerprint, COALESCE(decision_id, ''), created_at, scope, workspace FROM grants
+		WHERE session_id = ? OR `+projectOf+` ORDER BY id`, sessionID, sessionID, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("reading grants of %q: %w", sessionID, err)
 	}
@@ -21,7 +27,7 @@ func (s *Store) Grants(ctx context.Context, sessionID string) ([]pdp.StoredGrant
 	for rows.Next() {
 		var g pdp.StoredGrant
 		var created string
-		if err := rows.Scan(&g.ID, &g.SessionID, &g.Capability, &g.Fingerprint, &g.DecisionID, &created); err != nil {
+		if err := rows.Scan(&g.ID, &g.SessionID, &g.Capability, &g.Fingerprint, &g.DecisionID, &created, &g.Scope, &g.Workspace); err != nil {
 			return nil, err
 		}
 		g.CreatedAt = parseTime(created)
@@ -30,10 +36,11 @@ func (s *Store) Grants(ctx context.Context, sessionID string) ([]pdp.StoredGrant
 	return out, rows.Err()
 }
 
-// DeleteGrant removes a grant stored on sessionID; pdp.ErrNotFound when there
-// is no such grant there.
+// DeleteGrant removes a grant that applies to the root session sessionID
+// (stored on it, or a project grant of its workspace and owner);
+// pdp.ErrNotFound when there is no such grant.
 func (s *Store) DeleteGrant(ctx context.Context, sessionID string, id int64) error {
-	res, err := s.write.ExecContext(ctx, `DELETE FROM grants WHERE id = ? AND session_id = ?`, id, sessionID)
+	res, err := s.write.ExecContext(ctx, `DELETE FROM grants WHERE id = ? AND (session_id = ? OR `+projectOf+`)`, id, sessionID, sessionID, sessionID)
 	if err != nil {
 		return fmt.Errorf("deleting grant %d: %w", id, err)
 	}

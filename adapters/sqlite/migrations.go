@@ -114,6 +114,17 @@ CREATE TABLE changes (
 `,
 	// Each session's layer of path rules (docs/policy.md).
 	8: `ALTER TABLE sessions ADD COLUMN path_rules TEXT NOT NULL DEFAULT '{}';`,
+	// Each session's command rules (docs/design.md §5); the parts of a
+	// compound command, to grant each; project grants, shared by every
+	// session of their owner with their workspace.
+	9: `
+ALTER TABLE sessions ADD COLUMN command_rules TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE decisions ADD COLUMN parts TEXT;
+ALTER TABLE grants ADD COLUMN scope TEXT NOT NULL DEFAULT 'session';
+ALTER TABLE grants ADD COLUMN workspace TEXT NOT NULL DEFAULT '';
+ALTER TABLE grants ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+CREATE INDEX grants_project ON grants(workspace, owner) WHERE scope = 'project';
+`,
 }
 
 // fixedWidthTimes rewrites a column of UTC times "YYYY-MM-DDTHH:MM:SS[.f]Z"

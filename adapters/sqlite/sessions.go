@@ -43,6 +43,13 @@ func (s *Store) CreateSession(ctx context.Context, rec pdp.StoredSession) (pdp.S
 	case err != nil:
 		return rec, fmt.Errorf("creating session %q: %w", rec.ID, err)
 	}
+	if len(rec.CommandRules) > 0 {
+		if err := storeCommandRules(ctx, s.write, rec.ID, rec.CommandRules); err != nil {
+			// A session must not exist without the deny rules it was created with.
+			_, _ = s.write.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, rec.ID)
+			return rec, err
+		}
+	}
 	s.trees.invalidate()
 	return rec, nil
 }
@@ -127,6 +134,9 @@ func (s *Store) getSession(ctx context.Context, db queryer, id string) (pdp.Stor
 			return rec, fmt.Errorf("session %q has an unreadable scope: %w", id, err)
 		}
 	}
+	if rec.CommandRules, err = readCommandRules(ctx, db, id); err != nil {
+		return rec, err
+	}
 	rec.ParentSessionID = parent.String
 	rec.CreatedAt, rec.UpdatedAt = parseTime(created), parseTime(updated)
 	return rec, nil
@@ -171,6 +181,12 @@ func (s *Store) UpdateSession(ctx context.Context, id string, p pdp.SessionPatch
 	}
 	if levelChanged {
 		if err := addChange(ctx, tx, rec.UpdatedAt, pdp.ChangeLevel, id, "", &rec); err != nil {
+			return rec, err
+		}
+	}
+	if p.CommandRulesSet {
+		rec.CommandRules = p.CommandRules
+		if err := storeCommandRules(ctx, tx, id, p.CommandRules); err != nil {
 			return rec, err
 		}
 	}

@@ -57,7 +57,7 @@ func (t *terminalChannel) failed(action string, err error) error {
 const channelName = "terminal"
 
 // terminalAnswers are the answers the server takes.
-var terminalAnswers = []string{client.AllowOnce, client.AllowSession, client.DenyAnswer}
+var terminalAnswers = []string{client.AllowOnce, client.AllowSession, client.AllowProject, client.DenyAnswer}
 
 func answerCommand() *cobra.Command {
 	var t terminalChannel
@@ -66,7 +66,9 @@ func answerCommand() *cobra.Command {
 		Short: "Answer an ask (see pdp asks)",
 		Long: `Answers the ask with decision id ID, recorded with channel "terminal":
 allow_once lets that one call run, allow_session also grants its
-fingerprint to the session (shell commands only), deny refuses it. A
+fingerprint (each part's, for a compound command) to the session
+(shell commands only), allow_project grants them to every session with
+the session's workspace, deny refuses it. A
 runtime parked on the ask gets the answer at once.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

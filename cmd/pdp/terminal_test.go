@@ -94,7 +94,7 @@ func TestTerminalAsksAnswerLevel(t *testing.T) {
 	}{
 		"already answered":   {[]string{"answer", status.DecisionID, "deny"}, "409"},
 		"not grantable":      {[]string{"answer", write.DecisionID, "allow_session"}, "422"},
-		"an unknown answer":  {[]string{"answer", write.DecisionID, "allow_forever"}, "want one of allow_once, allow_session, deny"},
+		"an unknown answer":  {[]string{"answer", write.DecisionID, "allow_forever"}, "want one of allow_once, allow_session, allow_project, deny"},
 		"an unknown ask":     {[]string{"answer", "nope", "deny"}, "404"},
 		"an unknown level":   {[]string{"level", "t1", "LOUD"}, "invalid_level"},
 		"an unknown session": {[]string{"level", "nobody", "FULL"}, "404"},

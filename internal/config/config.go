@@ -195,7 +195,7 @@ func Default() Config {
 			Mode:            "on-demand",
 		},
 		Assessor: Assessor{
-			Timeout: 2 * time.Second, MaxTokens: 4, CacheSize: 10000, CacheTTL: time.Hour,
+			Timeout: 6 * time.Second, MaxTokens: 4, CacheSize: 10000, CacheTTL: time.Hour,
 			MaxCommandBytes: 4096, BreakerFailures: 5, BreakerCooldown: 30 * time.Second,
 		},
 		Auth:        Auth{Tokens: []Token{}},

@@ -149,10 +149,7 @@ test_step6_session_grant if {
 
 test_step6_grant_never_covers_compound_commands if {
 	granted := {"grants": [{"capability": "shell.exec", "fingerprint": "git status"}]}
-	two := {"tool": "shell", "shell": object.union(plain(["git", "status"]), {
-		"commands": [{"argv": ["git", "status"], "literal": [true, true]}, {"argv": ["rm", "-rf", "~"], "literal": [true, true, false]}],
-		"operators": [";"],
-	})}
+	two := {"tool": "shell", "shell": list_facts([["git", "status"], ["rm", "-rf", "x"]], [";"])}
 	d := decide(with_session(two, granted))
 	d.decision == "ask"
 	d.fingerprint == null

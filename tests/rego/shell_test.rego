@@ -3,11 +3,29 @@ package toolperm_test
 import data.toolperm
 import rego.v1
 
-plain(argv) := {
+plain(argv) := list_facts([argv], [])
+
+# list_facts are the facts of simple commands joined by operators, each
+# command one plain part, as the shell adapter gives them.
+list_facts(argvs, operators) := {
 	"parsed": true,
-	"commands": [{"argv": argv, "literal": [true | some _ in argv]}],
-	"operators": [], "compound": [], "redirections": 0, "substitutions": 0, "assignments": 0,
+	"commands": [{"argv": a, "literal": [true | some _ in a]} | some a in argvs],
+	"parts": [part_of(a, i) | some i, a in argvs],
+	"operators": operators, "compound": [], "redirections": 0, "substitutions": 0, "assignments": 0,
+	"redirects": [], "evaluated": 0, "assigned": [],
 }
+
+part_of(argv, i) := {
+	"text": concat(" ", argv), "argv": argv, "literal": [true | some _ in argv], "simple": true,
+	"first": i, "end": i + 1, "assignments": 0, "substitutions": 0, "evaluated": 0,
+	"redirections": [], "background": false, "negated": false,
+}
+
+# with_part changes the first part's facts.
+with_part(facts, change) := object.union(facts, {"parts": array.concat(
+	[object.union(facts.parts[0], change)],
+	array.slice(facts.parts, 1, count(facts.parts)),
+)})
 
 shell_call(facts) := {"tool": "shell", "shell": facts, "session": session({})}
 
@@ -18,34 +36,40 @@ test_plain_command_fingerprint if {
 }
 
 test_not_grantable if {
-	not_grantable(plain(["git"])) # a bare command
 	not_grantable(plain(["git", "-c", "x=y", "status"])) # an option in place of a subcommand
 	not_grantable(plain(["rm", "file"])) # a dangerous word
 	not_grantable(plain(["/bin/rm", "file"])) # a dangerous word by path
+	not_grantable(plain(["mkfs.ext4", "/dev/sda"])) # the family of a dangerous word
 	not_grantable(plain(["sudo", "git"])) # a dangerous word
 	not_grantable(plain(["env", "git"])) # a wrapper
 	not_grantable(plain(["xargs", "git"])) # a wrapper
 	not_grantable(plain(["python3", "x.py"])) # an interpreter
 	not_grantable(plain(["bash", "script.sh"])) # an interpreter
+	not_grantable(plain(["trap", "rm -rf ~", "EXIT"])) # a builtin that changes later commands
 	not_grantable(plain(["/", "x"])) # no program name
 	not_grantable(object.union(plain(["git", "status"]), {"parsed": false}))
-	not_grantable(object.union(plain(["git", "status"]), {"operators": [";"]}))
-	not_grantable(object.union(plain(["git", "status"]), {"compound": ["subshell"]}))
-	not_grantable(object.union(plain(["git", "status"]), {"redirections": 1}))
-	not_grantable(object.union(plain(["git", "status"]), {"substitutions": 1}))
-	not_grantable(object.union(plain(["git", "status"]), {"assignments": 1}))
-	not_grantable({
-		"parsed": true, "operators": [], "compound": [], "redirections": 0, "substitutions": 0, "assignments": 0,
-		"commands": [{"argv": ["git", "status"], "literal": [true, true]}, {"argv": ["rm", "x"], "literal": [true, true]}],
-	})
-	not_grantable({
-		"parsed": true, "operators": [], "compound": [], "redirections": 0, "substitutions": 0, "assignments": 0,
-		"commands": [{"argv": ["$X", "status"], "literal": [false, true]}],
-	})
-	not_grantable({
-		"parsed": true, "operators": [], "compound": [], "redirections": 0, "substitutions": 0, "assignments": 0,
-		"commands": [{"argv": ["git", "$Y"], "literal": [true, false]}],
-	})
+	not_grantable(with_part(plain(["git", "status"]), {"simple": false}))
+	not_grantable(with_part(plain(["git", "status"]), {"end": 2}))
+	not_grantable(with_part(plain(["git", "status"]), {"substitutions": 1}))
+	not_grantable(with_part(plain(["git", "status"]), {"assignments": 1}))
+	not_grantable(with_part(plain(["git", "status"]), {"evaluated": 1}))
+	not_grantable(with_part(plain(["git", "status"]), {"background": true}))
+	not_grantable(with_part(plain(["git", "status"]), {"negated": true}))
+	not_grantable(with_part(plain(["git", "status"]), {"redirections": [redirect(">", "/tmp/x", false, false)]}))
+	not_grantable(with_part(plain(["cat"]), {"redirections": [{"op": "<<", "target": "EOF", "dev_null": false, "dup": false, "here_doc": true, "program": "cat"}]}))
+	not_grantable(with_part(plain(["git", "status"]), {"literal": [false, true]}))
+	not_grantable(with_part(plain(["git", "status"]), {"literal": [true, false]}))
+	not_grantable(list_facts([["git", "status"], ["rm", "x"]], [";"]))
+}
+
+redirect(op, target, dev_null, dup) := {"op": op, "target": target, "dev_null": dev_null, "dup": dup, "here_doc": false, "program": "git"}
+
+test_grantable_now if {
+	toolperm.fingerprint == "pwd" with input as shell_call(plain(["pwd"])) # a single word
+	toolperm.fingerprint == "ls -la" with input as shell_call(plain(["ls", "-la"])) # an option of a listed program
+	toolperm.fingerprint == "git status" with input as shell_call(with_part(plain(["git", "status"]), {"redirections": [redirect("2>", "/dev/null", true, false), redirect(">&", "1", false, true)]}))
+	toolperm.grantable with input as shell_call(list_facts([["git", "status"], ["git", "diff"]], ["&&"]))
+	toolperm.fingerprint == null with input as shell_call(list_facts([["git", "status"], ["git", "diff"]], ["&&"]))
 }
 
 not_grantable(facts) if {
@@ -75,13 +99,16 @@ test_screen_dangerous_words_anywhere if {
 		"commands": [{"argv": ["$(x)", "y"], "literal": [false, true]}],
 	})
 	toolperm.screened with input as screened_call(object.union(plain(["ls"]), {"parsed": false}))
+	not toolperm.screened with input as screened_call(plain(["git", "status"]))
 	toolperm.screened with input as {"tool": "shell", "session": session({"permission_level": "SMART"})}
 }
 
 test_screen_passes_plain_commands if {
 	not toolperm.screened with input as screened_call(plain(["ls", "-la"]))
 	not toolperm.screened with input as screened_call(plain(["git", "commit", "-m", "rm the old files"]))
-	not toolperm.screened with input as screened_call(plain(["python3", "script.py"]))
+
+	# An interpreter given a script file is screened: the model cannot see what it runs.
+	toolperm.screened with input as screened_call(plain(["python3", "script.py"]))
 }
 
 test_screened_command_needs_no_model if {

@@ -1,0 +1,95 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+)
+
+// TestCompoundGrant: allow_session on a compound ask grants each part,
+// and the same list is then allowed part by part.
+func TestCompoundGrant(t *testing.T) {
+	s := newService(t)
+	s.mustStatus(http.StatusCreated, "POST", "/v1/sessions", map[string]any{"id": "c1", "workspace": "/home/u/proj"})
+	ask := s.decide(shell("c1", "git status && go vet ./..."))
+	expectDecision(t, ask, "ask", "level")
+	parts, _ := ask["parts"].([]any)
+	if len(parts) != 2 || ask["fingerprint"] != nil || ask["grantable"] != true {
+		t.Fatalf("compound ask: %v", ask)
+	}
+	s.mustStatus(http.StatusOK, "POST", "/v1/decisions/"+ask["decision_id"].(string)+"/answer", map[string]any{"answer": "allow_session"})
+	expectDecision(t, s.decide(shell("c1", "go vet ./... ; git status")), "allow", "session-grant")
+	expectDecision(t, s.decide(shell("c1", "git status")), "allow", "session-grant")
+	// A part that is not granted keeps the whole call asking.
+	expectDecision(t, s.decide(shell("c1", "git status && git push")), "ask", "level")
+
+	// A part without a fingerprint: 422, and nothing is granted.
+	bad := s.decide(shell("c1", "git status && python3 x.py"))
+	if code, _ := s.call("POST", "/v1/decisions/"+bad["decision_id"].(string)+"/answer", map[string]any{"answer": "allow_session"}); code != http.StatusUnprocessableEntity {
+		t.Fatalf("answer on an ungrantable compound: %d", code)
+	}
+}
+
+// TestProjectGrant: allow_project reaches every session with the same
+// workspace, after a restart too, until revoked through either session.
+func TestProjectGrant(t *testing.T) {
+	s := newService(t)
+	for _, id := range []string{"p1", "p2"} {
+		s.mustStatus(http.StatusCreated, "POST", "/v1/sessions", map[string]any{"id": id, "workspace": "/home/u/proj"})
+	}
+	s.mustStatus(http.StatusCreated, "POST", "/v1/sessions", map[string]any{"id": "other", "workspace": "/elsewhere"})
+	ask := s.decide(shell("p1", "make test"))
+	s.mustStatus(http.StatusOK, "POST", "/v1/decisions/"+ask["decision_id"].(string)+"/answer", map[string]any{"answer": "allow_project"})
+	expectDecision(t, s.decide(shell("p2", "make test")), "allow", "session-grant")
+	elsewhere := shell("other", "make test")
+	elsewhere["cwd"] = "/elsewhere"
+	expectDecision(t, s.decide(elsewhere), "ask", "level")
+
+	s = s.restart()
+	expectDecision(t, s.decide(shell("p2", "make test")), "allow", "session-grant")
+	s.mustStatus(http.StatusCreated, "POST", "/v1/sessions", map[string]any{"id": "p3", "workspace": "/home/u/proj"})
+	expectDecision(t, s.decide(shell("p3", "make test")), "allow", "session-grant")
+
+	list := s.mustStatus(http.StatusOK, "GET", "/v1/sessions/p2/grants", nil)
+	grants, _ := list["grants"].([]any)
+	if len(grants) != 1 || grants[0].(map[string]any)["scope"] != "project" {
+		t.Fatalf("grants of p2: %v", list)
+	}
+	gid := grants[0].(map[string]any)["id"]
+	s.mustStatus(http.StatusNoContent, "DELETE", fmt.Sprintf("/v1/sessions/p2/grants/%v", gid), nil)
+	expectDecision(t, s.decide(shell("p1", "make test")), "ask", "level")
+	expectDecision(t, s.decide(shell("p3", "make test")), "ask", "level")
+}
+
+// A session with no workspace has no project to grant for.
+func TestProjectGrantNeedsAWorkspace(t *testing.T) {
+	s := newService(t)
+	s.mustStatus(http.StatusCreated, "POST", "/v1/sessions", map[string]any{"id": "nows"})
+	ask := s.decide(map[string]any{"session_id": "nows", "tool": "shell", "args": map[string]any{"command": "make test"}})
+	if code, _ := s.call("POST", "/v1/decisions/"+ask["decision_id"].(string)+"/answer", map[string]any{"answer": "allow_project"}); code != http.StatusUnprocessableEntity {
+		t.Fatalf("allow_project without a workspace: %d", code)
+	}
+}
+
+// TestCommandRulesThroughTheAPI: command_rules on POST and PATCH, read
+// back, and deciding.
+func TestCommandRulesThroughTheAPI(t *testing.T) {
+	s := newService(t)
+	s.mustStatus(http.StatusCreated, "POST", "/v1/sessions", map[string]any{
+		"id": "r1", "workspace": "/home/u/proj", "permission_level": "FULL", "command_rules": map[string]any{"git push --force": "deny"},
+	})
+	expectDecision(t, s.decide(shell("r1", "env git push --force")), "deny", "config")
+	s.mustStatus(http.StatusOK, "PATCH", "/v1/sessions/r1", map[string]any{"command_rules": map[string]any{"git push": "ask"}})
+	got := s.mustStatus(http.StatusOK, "GET", "/v1/sessions/r1", nil)
+	if rules, _ := got["command_rules"].(map[string]any); rules["git push"] != "ask" || len(rules) != 1 {
+		t.Fatalf("command_rules after PATCH: %v", got)
+	}
+	expectDecision(t, s.decide(shell("r1", "git push origin main")), "ask", "config")
+	for _, bad := range []map[string]any{{"git  push": "ask"}, {"git push": "assess"}, {"": "deny"}} {
+		if code, _ := s.call("PATCH", "/v1/sessions/r1", map[string]any{"command_rules": bad}); code != http.StatusBadRequest {
+			t.Fatalf("PATCH %v: %d", bad, code)
+		}
+	}
+	s = s.restart()
+	expectDecision(t, s.decide(shell("r1", "git push")), "ask", "config")
+}

@@ -1,0 +1,321 @@
+# Command rules and commands judged part by part.
+#
+# A command rule maps a command prefix (words separated by single spaces:
+# "go test", "git push --force") to allow, ask or deny, in two layers: the
+# policy's data.commands and the session's command_rules. A shell command
+# is judged part by part (its statements joined by ;, newlines, &&, ||, |
+# and |&): a deny or an ask applies to every simple command of a part,
+# behind wrappers and inside bodies and substitutions; an allow, by a rule
+# or a grant, only to a part that is one plain simple command
+# (docs/design.md §5).
+package toolperm
+
+import rego.v1
+
+# shell_parts are the parts of a parsed shell.exec call; empty otherwise.
+default shell_parts := []
+
+shell_parts := input.shell.parts if {
+	capability == "shell.exec"
+	input.shell.parsed == true
+}
+
+default policy_command_rules := {}
+
+policy_command_rules := data.commands
+
+default session_command_rules := {}
+
+session_command_rules := input.session.command_rules
+
+command_layers := ["policy", "session"]
+
+# command_tables are both layers' rules with each prefix's program
+# lower-cased, as program names are compared (program_names).
+command_tables := {
+	"policy": normalized_prefixes(policy_command_rules),
+	"session": normalized_prefixes(session_command_rules),
+}
+
+normalized_prefixes(rules) := {key: action |
+	some prefix, action in rules
+	words := split(prefix, " ")
+	key := concat(" ", array.concat([lower(words[0])], array.slice(words, 1, count(words))))
+}
+
+# command_words is the number of words of each layer's longest prefix:
+# no longer candidate is ever looked up.
+command_words[layer] := max([count(split(k, " ")) | some k, _ in command_tables[layer]]) if {
+	some layer in command_layers
+	count(command_tables[layer]) > 0
+}
+
+# prefix_match is the layer's rule for the longest prefix argv starts
+# with, its words literal: looked up by key, longest first.
+prefix_match(layer, argv, literal) := hits[0] if {
+	n := min([count(argv), command_words[layer]])
+	n > 0
+	hits := [{"prefix": c, "action": command_tables[layer][c], "layer": layer} |
+		some k in numbers.range(n, 1)
+		literal_words(literal, k)
+		some c in prefix_candidates(argv, k)
+		command_tables[layer][c]
+	]
+}
+
+literal_words(literal, k) if every i in numbers.range(0, k - 1) {
+	literal[i] == true
+}
+
+prefix_candidates(argv, k) := {concat(" ", array.concat([name], array.slice(argv, 1, k))) |
+	some name in program_names(argv[0])
+}
+
+# possible_match is a deny or ask rule of the layer that argv may match
+# once its expansions are done: each word is the rule's or not literal,
+# and at least one is not literal. Scanned only for such commands.
+possible_match(layer, argv, literal) := hits[0] if {
+	some i in numbers.range(0, min([count(argv), command_words[layer]]) - 1)
+	literal[i] == false
+	hits := [{"prefix": prefix, "action": action, "layer": layer} |
+		some prefix, action in command_tables[layer]
+		rank(action) >= 2
+		words := split(prefix, " ")
+		count(words) <= count(argv)
+		every j, w in words {
+			word_may_be(argv, literal, j, w)
+		}
+	]
+}
+
+word_may_be(_, literal, j, _) if literal[j] == false
+
+word_may_be(argv, literal, 0, w) if {
+	literal[0] == true
+	w in program_names(argv[0])
+}
+
+word_may_be(argv, literal, j, w) if {
+	j > 0
+	literal[j] == true
+	argv[j] == w
+}
+
+# command_views are the word lists a command may run: its own and, for
+# a wrapper (env, sudo, timeout, xargs, …), every suffix, since a prefix
+# cannot know which of a wrapper's words are its own options.
+command_views(cmd) := array.concat([cmd], [{"argv": array.slice(cmd.argv, i, n), "literal": array.slice(cmd.literal, i, n)} |
+	n := count(cmd.argv)
+	n > 1
+	listed(cmd.argv[0], shell_wrappers)
+	some i in numbers.range(1, n - 1)
+])
+
+# view_stop is the deny or ask a layer's rules give one view: the longest
+# prefix's action when it is deny or ask, else an ask for a deny or ask
+# rule the view may match once expanded.
+view_stop(layer, v) := object.union(m, {"action": stop_action(m.action), "exact": true, "text": concat(" ", v.argv)}) if {
+	m := prefix_match(layer, v.argv, v.literal)
+	rank(m.action) >= 2
+} else := object.union(m, {"action": "ask", "exact": false, "text": concat(" ", v.argv)}) if {
+	m := possible_match(layer, v.argv, v.literal)
+}
+
+# An action that is not one of the known ones stops as a deny.
+stop_action(action) := "ask" if action == "ask"
+
+else := "deny"
+
+# part_stops[i] lists every deny and ask command rules give a command of part i.
+part_stops[i] := stops if {
+	some i, p in shell_parts
+	stops := [s |
+		p.end > p.first
+		some j in numbers.range(p.first, p.end - 1)
+		some v in command_views(input.shell.commands[j])
+		some layer in command_layers
+		s := view_stop(layer, v)
+	]
+}
+
+# part_stop is the strictest of them: a deny, else an ask.
+part_stop(i) := denies[0] if {
+	denies := [s | some s in part_stops[i]; s.action == "deny"]
+	count(denies) > 0
+} else := part_stops[i][0] if count(part_stops[i]) > 0
+
+# rule_allows is the rule that allows a plain part: the longest prefix of
+# each layer for its own words, none of them stricter than allow.
+rule_allows(p) := m if {
+	m := prefix_match("policy", p.argv, p.literal)
+	m.action == "allow"
+	not session_stricter(p)
+} else := m if {
+	not prefix_match("policy", p.argv, p.literal)
+	m := prefix_match("session", p.argv, p.literal)
+	m.action == "allow"
+}
+
+session_stricter(p) if rank(prefix_match("session", p.argv, p.literal).action) > 0
+
+# plain_part: one simple command with a literal program and nothing
+# around it: no assignment, substitution, body, evaluating expansion,
+# background or negation, and redirections only to /dev/null or onto a
+# numbered descriptor. Anything else is never allowed by a rule or grant.
+plain_part(p) if {
+	p.simple == true
+	p.end == p.first + 1
+	p.assignments == 0
+	p.substitutions == 0
+	p.evaluated == 0
+	p.background == false
+	p.negated == false
+	p.literal[0] == true
+	every r in p.redirections {
+		harmless_redirect(r)
+	}
+}
+
+harmless_redirect(r) if r.dup == true
+
+harmless_redirect(r) if {
+	r.dev_null == true
+	r.here_doc == false
+}
+
+# part_fingerprint names what a grant for a plain part covers: the
+# program alone, or its first two words when the second is literal and
+# not an option (an option only for programs on data.shell.option_programs,
+# whose options cannot run other programs), and never for a destructive
+# subcommand or a flag that runs commands (screen.rego). Undefined when
+# ungrantable.
+part_fingerprint(p) := p.argv[0] if {
+	plain_part(p)
+	count(p.argv) == 1
+	not part_ungrantable(p.argv[0])
+} else := concat(" ", array.slice(p.argv, 0, 2)) if {
+	plain_part(p)
+	count(p.argv) > 1
+	p.literal[1] == true
+	second_word_grantable(p.argv)
+	not part_ungrantable(p.argv[0])
+	not risky_view(p) # git branch -D is more than a grant for "git branch" names
+}
+
+second_word_grantable(argv) if not startswith(argv[1], "-")
+
+second_word_grantable(argv) if listed(argv[0], shell_option_programs)
+
+shell_option_programs := {lower(w) | some w in object.get(data.shell, "option_programs", [])}
+
+shell_state_builtins := {lower(w) | some w in object.get(data.shell, "state_builtins", [])}
+
+part_ungrantable(word) if ungrantable_program(word)
+
+part_ungrantable(word) if listed(word, shell_state_builtins)
+
+part_ungrantable(word) if dangerous_family(word)
+
+# dangerous_family: a dangerous word followed by "." or "-" and more
+# (mkfs.ext4, mount.cifs), not one that merely starts like it (mvn, atop).
+dangerous_family(word) if {
+	some name in program_names(word)
+	some sep in [".", "-"]
+	contains(name, sep)
+	listed(split(name, sep)[0], shell_dangerous_words)
+}
+
+# part_verdicts judge each part: a command rule's deny or ask, else an
+# allow by a command rule or a grant, else nothing (decision null): the
+# level decides the whole call.
+part_verdicts := [part_verdict(i, p) | some i, p in shell_parts]
+
+part_verdict(i, p) := {
+	"text": p.text, "fingerprint": part_fingerprint_or_null(p), "decision": s.action, "source": "config",
+	"rule": s.prefix, "reason": stop_reason(s),
+} if {
+	s := part_stop(i)
+} else := {
+	"text": p.text, "fingerprint": part_fingerprint_or_null(p), "decision": "allow", "source": "config",
+	"rule": m.prefix, "reason": sprintf("The %s command rule %q allows %q.", [m.layer, m.prefix, p.text]),
+} if {
+	plain_part(p)
+	m := rule_allows(p)
+} else := {
+	"text": p.text, "fingerprint": fp, "decision": "allow", "source": "session-grant",
+	"rule": "SESSION_GRANT", "reason": sprintf("The session has a grant for %q.", [fp]),
+} if {
+	fp := part_fingerprint(p)
+	some g in input.session.grants
+	g.capability == capability
+	g.fingerprint == fp
+} else := {
+	"text": p.text, "fingerprint": part_fingerprint_or_null(p), "decision": null, "source": null,
+	"rule": null, "reason": null,
+}
+
+part_fingerprint_or_null(p) := fp if {
+	fp := part_fingerprint(p)
+} else := null
+
+stop_reason(s) := sprintf("The %s command rule %q %ss %q.", [s.layer, s.prefix, s.action, s.text]) if {
+	s.exact
+} else := sprintf("%q may expand to a command the %s command rule %q %ss: a person decides.", [s.text, s.layer, s.prefix, rank_word(s.prefix, s.layer)])
+
+rank_word(prefix, layer) := stop_action(command_tables[layer][prefix])
+
+# command_denied and command_asked are the first part a command rule
+# denies or asks for; the chain decides on them at the explicit-deny step.
+command_denied := denied[0] if {
+	denied := [v | some v in part_verdicts; v.decision == "deny"]
+	count(denied) > 0
+}
+
+command_asked := asked[0] if {
+	asked := [v | some v in part_verdicts; v.decision == "ask"]
+	count(asked) > 0
+}
+
+# parts_allowed: every part is allowed by a command rule or a grant.
+parts_allowed if {
+	count(part_verdicts) > 0
+	every v in part_verdicts {
+		v.decision == "allow"
+	}
+}
+
+parts_allow_source := "session-grant" if {
+	some v in part_verdicts
+	v.source == "session-grant"
+} else := "config"
+
+parts_allow_rule := part_verdicts[0].rule if {
+	count(part_verdicts) == 1
+} else := "SESSION_GRANT" if {
+	parts_allow_source == "session-grant"
+} else := "COMMAND_RULES"
+
+parts_allow_reason := part_verdicts[0].reason if {
+	count(part_verdicts) == 1
+} else := sprintf("Every part is allowed: %s", [concat("; ", [v.reason | some v in part_verdicts])])
+
+# parts_grantable: no part is denied or asked by a command rule, and each
+# part not already allowed has a fingerprint.
+parts_grantable if {
+	count(part_verdicts) > 0
+	not command_denied
+	not command_asked
+	every v in part_verdicts {
+		part_grantable(v)
+	}
+}
+
+part_grantable(v) if v.decision == "allow"
+
+part_grantable(v) if v.fingerprint != null
+
+# answer_parts are the parts of a command of more than one, as the answer
+# reports them; null otherwise.
+default answer_parts := null
+
+answer_parts := [object.remove(v, ["reason"]) | some v in part_verdicts] if count(part_verdicts) > 1

@@ -1,0 +1,193 @@
+# The wider screen.
+#
+# More of what makes a shell.exec call DANGEROUS without asking the model
+# (danger.by "screen", shell.rego has the rest): what the model cannot see
+# (a script file, a package it fetches), what text inside an argument can
+# talk it out of (a destructive subcommand), and what runs code through a
+# side door (config injection, indirection, loader variables). Every list
+# is policy data the security team edits (data.shell).
+package toolperm
+
+import rego.v1
+
+# screen_views are the word lists every command may run: its own and,
+# after a wrapper, each suffix (commands.rego).
+screen_views := [v | some cmd in input.shell.commands; some v in command_views(cmd)]
+
+shell_text_processors := {lower(w) | some w in object.get(data.shell, "text_processors", [])}
+
+# code_runner: the view runs an interpreter or shell that takes code.
+code_runner(v) if {
+	listed(v.argv[0], shell_interpreters)
+	not listed(v.argv[0], shell_text_processors)
+}
+
+# Inline code anywhere after the interpreter, also in a combined short
+# option (perl -pe, ruby -ne, bash -lc) or an in-place edit (-i).
+screened if {
+	some v in screen_views
+	listed(v.argv[0], shell_interpreters)
+	some i, word in v.argv
+	i > 0
+	inline_code_word(word)
+}
+
+inline_code_word(word) if word in data.shell.inline_code_flags
+
+inline_code_word(word) if {
+	regex.match(`^-[A-Za-z]+$`, word)
+	some flag in ["c", "e", "E", "p", "r", "i"]
+	contains(word, flag)
+}
+
+# An interpreter or shell given a script file or module: the model
+# cannot see what it runs.
+screened if {
+	some v in screen_views
+	code_runner(v)
+	some i, word in v.argv
+	i > 0
+	not startswith(word, "-")
+}
+
+# Package runners fetch and run code the model has not seen.
+screened if {
+	some v in screen_views
+	some name in program_names(v.argv[0])
+	name in data.shell.package_runners
+}
+
+screened if {
+	some v in screen_views
+	count(v.argv) > 1
+	some name in program_names(v.argv[0])
+	concat(" ", [name, v.argv[1]]) in data.shell.package_runners
+}
+
+# Flags of tools that run commands or delete (git -c, vim -c, find -exec,
+# tar --to-command, rsync -e): data.shell.command_flags by program.
+screened if {
+	some v in screen_views
+	risky_view(v)
+}
+
+# risky_view: the words run a destructive subcommand or pass a flag that
+# runs commands. A grant never covers such a part (commands.rego): its
+# fingerprint names the program and subcommand, not this.
+risky_view(v) if {
+	some name in program_names(v.argv[0])
+	flags := data.shell.command_flags[name]
+	some i, word in v.argv
+	i > 0
+	some flag in flags
+	flag_word(word, flag)
+}
+
+# flag_word: the word is the flag, the flag with "=value", or, for a flag
+# written with a trailing *, any word it starts.
+flag_word(word, flag) if word == flag
+
+flag_word(word, flag) if startswith(word, concat("", [flag, "="]))
+
+flag_word(word, flag) if {
+	endswith(flag, "*")
+	startswith(word, trim_suffix(flag, "*"))
+}
+
+# Redirections and here-documents that write a file or reach the network.
+screened if {
+	some r in input.shell.redirects
+	writes_file(r)
+}
+
+writes_file(r) if {
+	contains(r.op, ">")
+	r.dup == false
+	r.dev_null == false
+}
+
+writes_file(r) if {
+	some prefix in ["/dev/tcp/", "/dev/udp/"]
+	startswith(r.target, prefix)
+}
+
+# A here-document or here-string feeding an interpreter or shell.
+writes_file(r) if {
+	r.here_doc == true
+	r.program != ""
+	listed(r.program, shell_interpreters)
+}
+
+# Any pipe into an interpreter or shell, not only from curl or wget.
+screened if {
+	some op in input.shell.operators
+	op in {"|", "|&"}
+	some v in screen_views
+	code_runner(v)
+}
+
+# The family of a dangerous word: mkfs.ext4, mount.cifs.
+screened if {
+	some v in screen_views
+	dangerous_family(v.argv[0])
+}
+
+# ${!var}, ${var@P}, arithmetic: what runs depends on values not shown.
+screened if input.shell.evaluated > 0
+
+# source and . run a file's commands in this shell.
+screened if {
+	some v in screen_views
+	some name in program_names(v.argv[0])
+	name in {"source", "."}
+}
+
+# Assignments of the loader's and the shell's search variables.
+screened if {
+	some name in input.shell.assigned
+	name in data.shell.screened_variables
+}
+
+screened if {
+	some cmd in input.shell.commands
+	some word in cmd.argv
+	some name in data.shell.screened_variables
+	startswith(word, concat("", [name, "="]))
+}
+
+# Destructive subcommands (data.shell.destructive: "program subcommand"
+# or "program" to the flags that make it destructive, "*" for any): the
+# subcommand anywhere after the program, the flag anywhere after it, a
+# one-letter flag also inside a cluster (git clean -fdx).
+risky_view(v) if {
+	some name in program_names(v.argv[0])
+	some key in destructive_keys(name, v.argv)
+	some flag in data.shell.destructive[key]
+	destructive_flag(v.argv, flag)
+}
+
+destructive_keys(name, argv) := {k |
+	some i, word in argv
+	k := destructive_key(name, i, word)
+	data.shell.destructive[k]
+}
+
+destructive_key(name, 0, _) := name
+
+destructive_key(name, i, word) := concat(" ", [name, word]) if i > 0
+
+destructive_flag(_, "*")
+
+destructive_flag(argv, flag) if {
+	some i, word in argv
+	i > 0
+	flag_word(word, flag)
+}
+
+destructive_flag(argv, flag) if {
+	regex.match(`^-[A-Za-z]$`, flag)
+	some i, word in argv
+	i > 0
+	regex.match(`^-[A-Za-z]+$`, word)
+	contains(word, trim_prefix(flag, "-"))
+}
