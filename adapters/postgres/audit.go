@@ -141,8 +141,8 @@ func (a *auditWriter) write(batch []pendingEvent) error {
 }
 
 const insertDecision = `INSERT INTO decisions (id, time, session_id, tool, capability, args, cwd, fingerprint, grantable,
-	decision, source, rule, reason, danger_verdict, danger_by, revision, latency_us, recorded, tool_use_id)
-	VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)`
+	decision, source, rule, reason, danger_verdict, danger_by, revision, latency_us, recorded, tool_use_id, parts)
+	VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20)`
 
 // writeTx sends the batch's inserts, and the change log entries of its
 // asks, in one round trip run as one implicit transaction: the server
@@ -161,13 +161,21 @@ func (a *auditWriter) writeTx(batch []pendingEvent) error {
 		if err != nil || ev.Request.Args == nil {
 			args = []byte("{}")
 		}
+		var parts *string
+		if len(d.Parts) > 0 {
+			raw, err := json.Marshal(d.Parts)
+			if err != nil {
+				return fmt.Errorf("audit: the parts of %s: %w", d.DecisionID, err)
+			}
+			parts = text(string(raw))
+		}
 		var verdict, by *string
 		if d.Danger != nil {
 			verdict, by = text(d.Danger.Verdict), text(d.Danger.By)
 		}
 		b.Queue(insertDecision, d.DecisionID, utc(ev.Time), ev.SessionID, noNUL(ev.Request.Tool), optional(d.Capability), string(args),
 			noNUL(ev.Request.Cwd), optional(d.Fingerprint), d.Grantable, d.Decision, d.Source, noNUL(d.Rule), noNUL(d.Reason),
-			verdict, by, noNUL(d.Revision), ev.Latency.Microseconds(), p.recorded, optional(toolUseID(ev)))
+			verdict, by, noNUL(d.Revision), ev.Latency.Microseconds(), p.recorded, optional(toolUseID(ev)), parts)
 		if d.Decision == pdp.Ask {
 			asks = append(asks, change{time: ev.Time, kind: pdp.ChangeAsk, sessionID: ev.SessionID, decisionID: d.DecisionID})
 		}

@@ -22,13 +22,21 @@ func (s *Store) Decision(ctx context.Context, id string) (pdp.DecisionEvent, err
 	return decision(ctx, s.pool, id)
 }
 
+// decision reads one event whole: with the parts of a compound command,
+// which lists leave out.
 func decision(ctx context.Context, db queryer, id string) (pdp.DecisionEvent, error) {
-	rec, err := scanDecision(db.QueryRow(ctx, `SELECT `+decisionColumns+` FROM decisions WHERE id = $1`, id))
+	var parts *string
+	rec, err := scanDecision(db.QueryRow(ctx, `SELECT `+decisionColumns+`, parts FROM decisions WHERE id = $1`, id), &parts)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return rec, fmt.Errorf("decision %q: %w", id, pdp.ErrNotFound)
 	}
 	if err != nil {
 		return rec, fmt.Errorf("reading decision %q: %w", id, err)
+	}
+	if parts != nil {
+		if err := json.Unmarshal([]byte(*parts), &rec.Parts); err != nil {
+			return rec, fmt.Errorf("decision %s has unreadable parts: %w", id, err)
+		}
 	}
 	return rec, nil
 }
@@ -136,19 +144,14 @@ func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) 
 		}
 		return rec, fmt.Errorf("decision %s was already answered %s: %w", id, answered, pdp.ErrConflict)
 	}
-	if answer == pdp.AllowSession {
-		if !rec.Grantable || rec.Fingerprint == nil || rec.Capability == nil {
-			return rec, fmt.Errorf("%w: %s", pdp.ErrNotGrantable, notGrantableReason(rec))
-		}
+	if answer == pdp.AllowSession || answer == pdp.AllowProject {
 		root, err := rootID(ctx, tx, rec.SessionID)
 		if err != nil {
 			return rec, err
 		}
-		var gid int64
-		if err := tx.QueryRow(ctx, `INSERT INTO grants (session_id, capability, fingerprint, decision_id, created_at) VALUES ($1,$2,$3,$4,$5)
-			ON CONFLICT (session_id, capability, fingerprint) DO UPDATE SET decision_id = excluded.decision_id RETURNING id`,
-			root, *rec.Capability, *rec.Fingerprint, id, now).Scan(&gid); err != nil {
-			return rec, fmt.Errorf("creating the grant: %w", err)
+		gid, err := grantParts(ctx, tx, rec, root, answer, now)
+		if err != nil {
+			return rec, err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE decisions SET grant_id = $1 WHERE id = $2`, gid, id); err != nil {
 			return rec, fmt.Errorf("recording the answer: %w", err)
@@ -171,19 +174,20 @@ func notGrantableReason(rec pdp.DecisionEvent) string {
 	if rec.Capability == nil || *rec.Capability != "shell.exec" {
 		return "only shell commands can be allowed for the session; path capabilities never can"
 	}
-	return "the command is not one plain command with a literal program and subcommand (lists, pipes, substitutions, redirections, wrappers and dangerous programs have no fingerprint)"
+	return "a part of the command is not one plain command with a literal program (substitutions, file redirections, assignments, wrappers, interpreters and dangerous programs have no fingerprint), or a command rule denies or asks for it"
 }
 
-func scanDecision(row scanner) (pdp.DecisionEvent, error) {
+func scanDecision(row scanner, extra ...any) (pdp.DecisionEvent, error) {
 	var rec pdp.DecisionEvent
 	var t time.Time
 	var args string
 	var dangerVerdict, dangerBy, answer, channel, toolUseID, answeredBy *string
 	var answeredAt *time.Time
 	var grantID *int64
-	err := row.Scan(&rec.DecisionID, &t, &rec.SessionID, &rec.Tool, &rec.Capability, &args, &rec.Cwd, &rec.Fingerprint, &rec.Grantable,
+	dest := append([]any{&rec.DecisionID, &t, &rec.SessionID, &rec.Tool, &rec.Capability, &args, &rec.Cwd, &rec.Fingerprint, &rec.Grantable,
 		&rec.Decision.Decision, &rec.Source, &rec.Rule, &rec.Reason, &dangerVerdict, &dangerBy, &rec.Revision, &rec.LatencyUS,
-		&answer, &channel, &answeredAt, &grantID, &toolUseID, &answeredBy)
+		&answer, &channel, &answeredAt, &grantID, &toolUseID, &answeredBy}, extra...)
+	err := row.Scan(dest...)
 	if err != nil {
 		return rec, err
 	}

@@ -105,6 +105,17 @@ CREATE TABLE changes (
 CREATE TABLE change_counter (last BIGINT NOT NULL);
 INSERT INTO change_counter (last) VALUES (0);
 `,
+	// Each session's command rules (docs/design.md §5); the parts of a
+	// compound command, to grant each; project grants, shared by every
+	// session of their owner with their workspace.
+	4: `
+ALTER TABLE sessions ADD COLUMN command_rules TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE decisions ADD COLUMN parts TEXT;
+ALTER TABLE grants ADD COLUMN scope TEXT NOT NULL DEFAULT 'session';
+ALTER TABLE grants ADD COLUMN workspace TEXT NOT NULL DEFAULT '';
+ALTER TABLE grants ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+CREATE INDEX grants_project ON grants(workspace, owner) WHERE scope = 'project';
+`,
 }
 
 // migrationLock is the advisory lock replicas take to migrate one at a

@@ -15,7 +15,7 @@ import (
 // maxTreeDepth bounds how far a session's parents are followed.
 const maxTreeDepth = 32
 
-const sessionColumns = `id, permission_level, mode, execution_mode, workspace, rules, parent_session_id, scope, assessor_model, owner, created_at, updated_at, path_rules`
+const sessionColumns = `id, permission_level, mode, execution_mode, workspace, rules, parent_session_id, scope, assessor_model, owner, created_at, updated_at, path_rules, command_rules`
 
 // CreateSession stores a new session; pdp.ErrExists when the id is taken,
 // pdp.ErrNotFound when its parent does not exist.
@@ -34,8 +34,12 @@ func (s *Store) CreateSession(ctx context.Context, rec pdp.StoredSession) (pdp.S
 	if err != nil {
 		return rec, err
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`,
-		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, parent, scope, rec.AssessorModel, rec.Owner, now, now, pathRules)
+	commandRules, err := encodeCommandRules(rec.CommandRules)
+	if err != nil {
+		return rec, err
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)`,
+		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, parent, scope, rec.AssessorModel, rec.Owner, now, now, pathRules, commandRules)
 	switch {
 	case pgCode(err) == uniqueViolation:
 		return rec, fmt.Errorf("session %q: %w", rec.ID, pdp.ErrExists)
@@ -64,8 +68,12 @@ func (s *Store) EnsureSession(ctx context.Context, rec pdp.StoredSession) (pdp.S
 	if err != nil {
 		return rec, err
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES ($1,$2,$3,$4,$5,$6,NULL,$7,$8,$9,$10,$11,$12) ON CONFLICT (id) DO NOTHING`,
-		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, scope, rec.AssessorModel, rec.Owner, now, now, pathRules)
+	commandRules, err := encodeCommandRules(rec.CommandRules)
+	if err != nil {
+		return rec, err
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES ($1,$2,$3,$4,$5,$6,NULL,$7,$8,$9,$10,$11,$12,$13) ON CONFLICT (id) DO NOTHING`,
+		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, scope, rec.AssessorModel, rec.Owner, now, now, pathRules, commandRules)
 	if err != nil {
 		return rec, fmt.Errorf("creating session %q: %w", rec.ID, err)
 	}
@@ -107,11 +115,11 @@ type scanner interface{ Scan(dest ...any) error }
 
 func scanSession(row scanner, extra ...any) (pdp.StoredSession, error) {
 	var rec pdp.StoredSession
-	var rules, pathRules string
+	var rules, pathRules, commandRules string
 	var parent, scope *string
 	var created, updated time.Time
 	dest := append([]any{&rec.ID, &rec.PermissionLevel, &rec.Mode, &rec.ExecutionMode, &rec.Workspace, &rules, &parent, &scope,
-		&rec.AssessorModel, &rec.Owner, &created, &updated, &pathRules}, extra...)
+		&rec.AssessorModel, &rec.Owner, &created, &updated, &pathRules, &commandRules}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return rec, err
 	}
@@ -127,6 +135,10 @@ func scanSession(row scanner, extra ...any) (pdp.StoredSession, error) {
 	}
 	if err := json.Unmarshal([]byte(rules), &rec.Rules); err != nil {
 		return rec, fmt.Errorf("session %q has unreadable rules: %w", rec.ID, err)
+	}
+	rec.CommandRules = map[string]string{}
+	if err := json.Unmarshal([]byte(commandRules), &rec.CommandRules); err != nil {
+		return rec, fmt.Errorf("session %q has unreadable command rules: %w", rec.ID, err)
 	}
 	if err := json.Unmarshal([]byte(pathRules), &rec.PathRules); err != nil {
 		return rec, fmt.Errorf("session %q has unreadable path rules: %w", rec.ID, err)
@@ -167,6 +179,9 @@ func (s *Store) UpdateSession(ctx context.Context, id string, p pdp.SessionPatch
 	if p.PathRulesSet {
 		rec.PathRules = p.PathRules
 	}
+	if p.CommandRulesSet {
+		rec.CommandRules = p.CommandRules
+	}
 	rec.UpdatedAt = utc(s.now())
 	rules, _, err := encodeRulesScope(rec)
 	if err != nil {
@@ -176,8 +191,12 @@ func (s *Store) UpdateSession(ctx context.Context, id string, p pdp.SessionPatch
 	if err != nil {
 		return rec, err
 	}
-	if _, err := tx.Exec(ctx, `UPDATE sessions SET permission_level = $1, mode = $2, rules = $3, path_rules = $4, updated_at = $5 WHERE id = $6`,
-		rec.PermissionLevel, rec.Mode, rules, pathRules, rec.UpdatedAt, id); err != nil {
+	commandRules, err := encodeCommandRules(rec.CommandRules)
+	if err != nil {
+		return rec, err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE sessions SET permission_level = $1, mode = $2, rules = $3, path_rules = $4, command_rules = $5, updated_at = $6 WHERE id = $7`,
+		rec.PermissionLevel, rec.Mode, rules, pathRules, commandRules, rec.UpdatedAt, id); err != nil {
 		return rec, fmt.Errorf("updating session %q: %w", id, err)
 	}
 	if levelChanged {
@@ -194,18 +213,20 @@ func (s *Store) UpdateSession(ctx context.Context, id string, p pdp.SessionPatch
 
 // treeQuery reads a session and its parents, nearest first, in one round
 // trip; the root's row also carries its grants (a JSON array of
-// [capability, fingerprint]). Nothing is cached: every decision reads the
+// [capability, fingerprint]): those stored on it and the project grants
+// of its workspace and owner. Nothing is cached: every decision reads the
 // tree as committed, whichever replica changed it.
 const treeQuery = `WITH RECURSIVE chain AS (
 	SELECT ` + sessionColumns + `, 0 AS depth FROM sessions WHERE id = $1
 	UNION ALL
 	SELECT s.id, s.permission_level, s.mode, s.execution_mode, s.workspace, s.rules, s.parent_session_id, s.scope, s.assessor_model,
-		s.owner, s.created_at, s.updated_at, s.path_rules, c.depth + 1
+		s.owner, s.created_at, s.updated_at, s.path_rules, s.command_rules, c.depth + 1
 	FROM sessions s JOIN chain c ON s.id = c.parent_session_id WHERE c.depth < $2
 )
 SELECT ` + sessionColumns + `,
 	CASE WHEN parent_session_id IS NULL THEN
-		(SELECT COALESCE(json_agg(json_build_array(g.capability, g.fingerprint) ORDER BY g.id), '[]')::text FROM grants g WHERE g.session_id = chain.id)
+		(SELECT COALESCE(json_agg(json_build_array(g.capability, g.fingerprint) ORDER BY g.id), '[]')::text FROM grants g
+			WHERE g.session_id = chain.id OR (g.scope = 'project' AND chain.workspace != '' AND g.workspace = chain.workspace AND g.owner = chain.owner))
 	END
 FROM chain ORDER BY depth`
 
@@ -304,6 +325,16 @@ func encodeRulesScope(rec pdp.StoredSession) (string, *string, error) {
 		scope = &s
 	}
 	return string(rb), scope, nil
+}
+
+// encodeCommandRules is the command_rules column: a JSON object, {} for
+// none.
+func encodeCommandRules(rules map[string]string) (string, error) {
+	if rules == nil {
+		rules = map[string]string{}
+	}
+	b, err := json.Marshal(rules)
+	return string(b), err
 }
 
 // encodePathRules is the path_rules column: a JSON object, {} for none.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -56,6 +57,8 @@ func Run(t *testing.T, open Open) {
 		{"recorded decisions", testRecorded},
 		{"retention and export", testRetention},
 		{"outcomes", testOutcomes},
+		{"command rules", testCommandRules},
+		{"compound commands and project grants", testProjectGrants},
 		{"change log", testChangeLog},
 		{"writable", func(t *testing.T, s Store) {
 			if err := s.Writable(t.Context()); err != nil {
@@ -501,7 +504,7 @@ func testGrantsOnRoot(t *testing.T, s Store) {
 		t.Fatalf("root grants = %+v, %v", grants, err)
 	}
 	g := grants[0]
-	if g.ID != got.Answer.GrantID || g.SessionID != "root" || g.Capability != "shell.exec" || g.Fingerprint != "npm test" ||
+	if g.ID != got.Answer.GrantID || g.SessionID != "root" || g.Capability != "shell.exec" || g.Fingerprint != "npm test" || g.Scope != "session" ||
 		g.DecisionID != ask.Decision.DecisionID || g.CreatedAt.IsZero() {
 		t.Fatalf("grant = %+v", g)
 	}
@@ -712,5 +715,103 @@ func testChangeLog(t *testing.T, s Store) {
 		if more[i].Seq <= more[i-1].Seq {
 			t.Fatalf("seq %d after %d", more[i].Seq, more[i-1].Seq)
 		}
+	}
+}
+
+func testCommandRules(t *testing.T, s Store) {
+	ctx := t.Context()
+	mustCreate(t, s, pdp.StoredSession{ID: "c", CommandRules: map[string]string{"rm -rf": "deny"}})
+	mustCreate(t, s, pdp.StoredSession{ID: "c.kid", ParentSessionID: "c"})
+	if got, err := s.GetSession(ctx, "c"); err != nil || got.CommandRules["rm -rf"] != "deny" {
+		t.Fatalf("command rules at creation = %v, %v", got.CommandRules, err)
+	}
+	if got, err := s.GetSession(ctx, "c.kid"); err != nil || got.CommandRules == nil || len(got.CommandRules) != 0 {
+		t.Fatalf("a session without command rules has %v, %v; want an empty map", got.CommandRules, err)
+	}
+	rules := map[string]string{"go test": "allow", "git push": "ask"}
+	if _, err := s.UpdateSession(ctx, "c", pdp.SessionPatch{CommandRules: rules, CommandRulesSet: true}); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := s.SessionTree(ctx, "c.kid")
+	if err != nil || fmt.Sprint(tree.Parent.CommandRules) != fmt.Sprint(rules) {
+		t.Fatalf("the next tree's command rules = %v, %v; want %v", tree.Parent.CommandRules, err, rules)
+	}
+	if got, err := s.UpdateSession(ctx, "c", pdp.SessionPatch{CommandRulesSet: true}); err != nil || len(got.CommandRules) != 0 {
+		t.Fatalf("removing the command rules = %v, %v", got.CommandRules, err)
+	}
+	if got, _ := s.GetSession(ctx, "c"); len(got.CommandRules) != 0 {
+		t.Fatalf("command rules after removing them = %v", got.CommandRules)
+	}
+}
+
+// compoundAsk is an ask on "git status && go test ./..." whose first part
+// a rule allows and whose second the level asks for.
+func compoundAsk(session string, offset time.Duration) pdp.Event {
+	ev := shellAsk(session, offset, "")
+	allow, rule, src := pdp.Allow, "git status", "command-rule"
+	status, test := "git status", "go test"
+	ev.Decision.Grantable = true
+	ev.Decision.Parts = []api.Part{
+		{Text: "git status", Fingerprint: &status, Decision: &allow, Source: &src, Rule: &rule},
+		{Text: "go test ./...", Fingerprint: &test},
+	}
+	return ev
+}
+
+func testProjectGrants(t *testing.T, s Store) {
+	ctx := t.Context()
+	mustCreate(t, s, pdp.StoredSession{ID: "p1", Workspace: "/proj", Owner: "ana"})
+	mustCreate(t, s, pdp.StoredSession{ID: "p2", Workspace: "/proj", Owner: "ana"})
+	mustCreate(t, s, pdp.StoredSession{ID: "other-owner", Workspace: "/proj", Owner: "bo"})
+	mustCreate(t, s, pdp.StoredSession{ID: "nowhere", Owner: "ana"})
+
+	ask := compoundAsk("p1", 0)
+	mustRecord(t, s, ask)
+	stored, err := s.Decision(ctx, ask.Decision.DecisionID)
+	if err != nil || len(stored.Parts) != 2 || stored.Parts[0].Decision == nil || *stored.Parts[0].Decision != pdp.Allow || stored.Parts[1].Decision != nil {
+		t.Fatalf("stored parts = %+v, %v", stored.Parts, err)
+	}
+	got, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, pdp.AllowProject, "console")
+	if err != nil || got.Answer.GrantID == 0 {
+		t.Fatalf("allow_project = %+v, %v", got.Answer, err)
+	}
+	for _, c := range []struct {
+		session string
+		want    int
+	}{{"p1", 1}, {"p2", 1}, {"other-owner", 0}, {"nowhere", 0}} {
+		grants, err := s.Grants(ctx, c.session)
+		if err != nil || len(grants) != c.want {
+			t.Fatalf("grants of %s = %+v, %v; want %d", c.session, grants, err, c.want)
+		}
+		if c.want == 1 && (grants[0].Fingerprint != "go test" || grants[0].Scope != "project" || grants[0].Workspace != "/proj") {
+			t.Fatalf("grant of %s = %+v: want only the part no rule allowed, for the project", c.session, grants[0])
+		}
+		tree, err := s.SessionTree(ctx, c.session)
+		if err != nil || len(tree.Grants) != c.want {
+			t.Fatalf("the tree of %s has grants %+v, %v; want %d", c.session, tree.Grants, err, c.want)
+		}
+	}
+	// A project grant is revoked from any session it applies to.
+	grants, _ := s.Grants(ctx, "p2")
+	wantErr(t, s.DeleteGrant(ctx, "other-owner", grants[0].ID), pdp.ErrNotFound)
+	if err := s.DeleteGrant(ctx, "p2", grants[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if tree, _ := s.SessionTree(ctx, "p1"); len(tree.Grants) != 0 {
+		t.Fatalf("a revoked project grant is still in p1's tree: %+v", tree.Grants)
+	}
+	// No workspace, no project: nothing is written.
+	homeless := compoundAsk("nowhere", time.Second)
+	mustRecord(t, s, homeless)
+	_, err = s.AnswerDecision(ctx, homeless.Decision.DecisionID, pdp.AllowProject, "console")
+	wantErr(t, err, pdp.ErrNotGrantable)
+	// A part without a fingerprint makes the call not grantable.
+	bad := compoundAsk("p1", 2*time.Second)
+	bad.Decision.Parts[1].Fingerprint = nil
+	mustRecord(t, s, bad)
+	_, err = s.AnswerDecision(ctx, bad.Decision.DecisionID, pdp.AllowSession, "console")
+	wantErr(t, err, pdp.ErrNotGrantable)
+	if got, err := s.AnswerDecision(ctx, bad.Decision.DecisionID, pdp.AllowOnce, "console"); err != nil || got.Answer.Answer != pdp.AllowOnce {
+		t.Fatalf("allow_once after a refused allow_session = %+v, %v", got.Answer, err)
 	}
 }
