@@ -258,11 +258,13 @@ part_fingerprint_or_null(p) := fp if {
 	fp := part_fingerprint(p)
 } else := null
 
-stop_reason(s) := sprintf("The %s command rule %q %ss %q.", [s.layer, s.prefix, s.action, s.text]) if {
+stop_reason(s) := sprintf("The %s command rule %q %s %q.", [s.layer, s.prefix, stop_verb[s.action], s.text]) if {
 	s.exact
-} else := sprintf("%q may expand to a command the %s command rule %q %ss: a person decides.", [s.text, s.layer, s.prefix, rank_word(s.prefix, s.layer)])
+} else := sprintf("%q may expand to a command the %s command rule %q %s: a person decides.", [s.text, s.layer, s.prefix, stop_verb[rule_stop(s.prefix, s.layer)]])
 
-rank_word(prefix, layer) := stop_action(command_tables[layer][prefix])
+stop_verb := {"deny": "denies", "ask": "asks for"}
+
+rule_stop(prefix, layer) := stop_action(command_tables[layer][prefix])
 
 # command_denied and command_asked are the first part a command rule
 # denies or asks for; the chain decides on them at the explicit-deny step.
@@ -297,7 +299,7 @@ parts_allow_rule := part_verdicts[0].rule if {
 
 parts_allow_reason := part_verdicts[0].reason if {
 	count(part_verdicts) == 1
-} else := sprintf("Every part is allowed: %s", [concat("; ", [v.reason | some v in part_verdicts])])
+} else := sprintf("Every part is allowed: %s.", [concat("; ", [trim_suffix(v.reason, ".") | some v in part_verdicts])])
 
 # parts_grantable: no part is denied or asked by a command rule, and each
 # part not already allowed has a fingerprint.

@@ -16,7 +16,7 @@ test_command_deny_holds_at_every_level_and_mode if {
 	expect(cmd_call(facts, object.union(rules, {"execution_mode": "CLOUD"})), "deny", "config", "git push --force")
 	d := decide(cmd_call(facts, rules))
 	d.step == "explicit_deny"
-	d.reason == "The session command rule \"git push --force\" denys \"git push --force\"." # the action word is the rule's
+	d.reason == "The session command rule \"git push --force\" denies \"git push --force\"."
 }
 
 test_command_ask_holds_over_full_and_grants if {

@@ -85,6 +85,11 @@ $("#add-path-rule").addEventListener("click", () => {
   for (const a of ["deny", "ask", "allow"]) action.append(el("option", { textContent: a }));
   row($("#path-rules"), [el("input", { className: "path-pattern", placeholder: ".env or /opt/docs/**" }), access, action]);
 });
+$("#add-command-rule").addEventListener("click", () => {
+  const action = el("select", { className: "command-action" });
+  for (const a of ["allow", "ask", "deny"]) action.append(el("option", { textContent: a }));
+  row($("#command-rules"), [el("input", { className: "command-prefix", placeholder: "git push --force" }), action]);
+});
 $("#add-grant").addEventListener("click", () => {
   row($("#grants"), [el("input", { className: "grant-capability", value: "shell.exec" }), el("input", { className: "grant-fingerprint", placeholder: "git status" })]);
 });
@@ -106,6 +111,12 @@ function simulationBody() {
     if (p) rules[p] = $(".rule-action", tr).value;
   }
   if (Object.keys(rules).length) session.rules = rules;
+  const commandRules = {};
+  for (const tr of $$("#command-rules tbody tr")) {
+    const p = $(".command-prefix", tr).value.trim().split(/\s+/).join(" ");
+    if (p) commandRules[p] = $(".command-action", tr).value;
+  }
+  if (Object.keys(commandRules).length) session.command_rules = commandRules;
   // Path rules: one action for both access kinds, or one per kind.
   const pathRules = {};
   for (const tr of $$("#path-rules tbody tr")) {
@@ -164,6 +175,12 @@ function renderDecision(d) {
   const labels = { pass: "passed", decided: "decided here", not_reached: "not reached" };
   $("#steps").replaceChildren(...(d.trace || []).map((s) =>
     el("li", { className: s.outcome }, el("span", { textContent: names[s.step] || s.step }), el("span", { className: "outcome", textContent: labels[s.outcome] || s.outcome }))));
+  // A compound command's parts, each as its rule or grant judged it.
+  const parts = d.parts || [];
+  $("#parts-box").hidden = parts.length === 0;
+  $("#parts tbody").replaceChildren(...parts.map((p) => el("tr", { className: "part " + (p.decision || "level") },
+    el("td", { className: "mono", textContent: visible(p.text) }), el("td", { className: "mono", textContent: p.fingerprint ?? "none" }),
+    el("td", { textContent: p.decision ?? "the level decides" }), el("td", { textContent: p.rule ? `${p.rule} (${p.source})` : "—" }))));
   const m = d.matches || {};
   $("#matches tbody").replaceChildren(...["policy", "session", "level"].map((layer) =>
     el("tr", {}, el("td", { textContent: layer }), el("td", { textContent: m[layer] ? m[layer].pattern : "—" }), el("td", { textContent: m[layer] ? m[layer].action : "no rule" }))));
@@ -218,12 +235,15 @@ async function refreshInbox() {
       session.title = ev.grantable ? `Grants "${ev.fingerprint}" for the session` :
         "Not grantable: only one plain shell command with a literal program and subcommand can be allowed for a session";
       session.addEventListener("click", act("allow_session"));
+      const project = el("button", { textContent: "Allow for this project", className: "allow-project", disabled: !ev.grantable });
+      project.title = ev.grantable ? "Grants it to every session of this workspace, until revoked on the Sessions page" : session.title;
+      project.addEventListener("click", act("allow_project"));
       const deny = el("button", { textContent: "Deny", className: "deny" });
       deny.addEventListener("click", act("deny"));
       const tr = el("tr", { id: "ask-" + ev.decision_id },
         el("td", { textContent: new Date(ev.time).toLocaleTimeString() }), el("td", { textContent: ev.session_id }),
         el("td", { textContent: ev.tool || ev.capability }), el("td", { className: "mono", textContent: what(ev) }),
-        el("td", { textContent: ev.reason }), el("td", {}, once, " ", session, " ", deny));
+        el("td", { textContent: ev.reason }), el("td", {}, once, " ", session, " ", project, " ", deny));
       return tr;
     });
     $("#inbox-rows").replaceChildren(...rows);
@@ -320,9 +340,27 @@ async function refreshSessions() {
         }
       }
       return el("tr", { id: "session-" + s.id }, el("td", { className: "mono", textContent: s.id }), el("td", { className: "mono", textContent: s.workspace || "—" }),
-        el("td", { textContent: s.mode }), el("td", { textContent: s.execution_mode }), el("td", {}, level));
+        el("td", { textContent: s.mode }), el("td", { textContent: s.execution_mode }), el("td", {}, level), grantsCell(s));
     }));
   } catch (err) { showError(err); }
+}
+
+// grantsCell lists a session's grants (its tree's and its project's),
+// each with a button that revokes it.
+function grantsCell(s) {
+  const cell = el("td", { className: "grants" });
+  api("GET", `/v1/sessions/${encodeURIComponent(s.id)}/grants`).then(({ grants }) => {
+    cell.replaceChildren(...grants.map((g) => {
+      const revoke = el("button", { textContent: "Revoke", className: "revoke" });
+      revoke.addEventListener("click", async () => {
+        try { await api("DELETE", `/v1/sessions/${encodeURIComponent(s.id)}/grants/${g.id}`); refreshSessions(); }
+        catch (err) { showError(err); }
+      });
+      return el("div", { className: "grant " + g.scope }, el("span", { className: "mono", textContent: visible(g.fingerprint) }),
+        " ", el("small", { textContent: g.scope === "project" ? "project" : "session" }), " ", revoke);
+    }));
+  }).catch(showError);
+  return cell;
 }
 
 // --- audit -------------------------------------------------------------
