@@ -319,6 +319,43 @@ func TestServeDuringPostgreSQLOutage(t *testing.T) {
 	}
 }
 
+// TestTrailCommandsOnPostgreSQL: pdp replay, audit export and audit prune
+// take a postgres:// URL as --db; stats and vacuum say they need a file.
+func TestTrailCommandsOnPostgreSQL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL cluster and a server process")
+	}
+	db := pgtest.Start(t)
+	r := startReplica(t, db, "a")
+	for i := range 5 {
+		decide(t, r.url, "cli", "read_file", fmt.Sprintf(`{"path":"f%d"}`, i), "/w")
+	}
+	r.stop(t)
+	pdpRun := func(args ...string) (string, error) {
+		cmd := exec.Command(os.Args[0], append(args, "--db", db, "--config", filepath.Join("..", "..", "config.yaml"))...)
+		cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := pdpRun("replay", "--policies", filepath.Join("..", "..", "policies"))
+	if err != nil || !bytes.Contains([]byte(out), []byte("5 replayed")) {
+		t.Fatalf("pdp replay: %v\n%s", err, out)
+	}
+	out, err = pdpRun("audit", "export")
+	if err != nil || bytes.Count([]byte(out), []byte(`{"labels"`)) != 5 {
+		t.Fatalf("pdp audit export: %v\n%s", err, out)
+	}
+	if out, err = pdpRun("audit", "stats"); err == nil || !bytes.Contains([]byte(out), []byte("works on a SQLite file")) {
+		t.Fatalf("pdp audit stats on PostgreSQL: %v\n%s", err, out)
+	}
+	if out, err = pdpRun("audit", "prune", "--before", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)); err != nil || !bytes.Contains([]byte(out), []byte("deleted 5 events")) {
+		t.Fatalf("pdp audit prune: %v\n%s", err, out)
+	}
+	if n := countDecisions(t, db); n != 0 {
+		t.Fatalf("%d events left after pruning them all", n)
+	}
+}
+
 func countLines(t *testing.T, path string) int {
 	t.Helper()
 	f, err := os.Open(path)
