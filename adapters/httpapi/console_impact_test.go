@@ -1,12 +1,7 @@
 package httpapi_test
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,8 +9,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/policysource"
+	"github.com/toolperm/pdp/internal/policytest"
 	"github.com/toolperm/pdp/pdp"
-	"github.com/toolperm/pdp/policies"
 )
 
 // TestConsolePolicyImpact uploads a bundle that loosens one rule on the
@@ -36,7 +31,7 @@ func TestConsolePolicyImpact(t *testing.T) {
 	mcp := map[string]any{"session_id": "imp", "tool": "mcp__github__create_issue", "args": map[string]any{"title": "x"}, "cwd": "/w"}
 	expectDecision(t, s.decide(mcp), "deny", "default")
 	bundlePath := filepath.Join(t.TempDir(), "candidate.tar.gz")
-	if err := os.WriteFile(bundlePath, loosenedBundle(t), 0o644); err != nil {
+	if err := os.WriteFile(bundlePath, policytest.Bundle(t, policytest.Rules(func(rules map[string]any) { rules["mcp.github.*"] = "allow" })), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx := browser(t)
@@ -53,47 +48,4 @@ func TestConsolePolicyImpact(t *testing.T) {
 		t.Fatal(err)
 	}
 	screenshot(t, ctx, "console-impact")
-}
-
-// loosenedBundle is the built-in policy as a bundle, with a rule that
-// allows every mcp.github.* tool.
-func loosenedBundle(t *testing.T) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	err := fs.WalkDir(policies.FS, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := policies.FS.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if p == "data.json" {
-			var data map[string]any
-			if err := json.Unmarshal(b, &data); err != nil {
-				return err
-			}
-			data["rules"].(map[string]any)["mcp.github.*"] = "allow"
-			if b, err = json.Marshal(data); err != nil {
-				return err
-			}
-		}
-		if err := tw.WriteHeader(&tar.Header{Name: "/" + p, Mode: 0o644, Size: int64(len(b))}); err != nil {
-			return err
-		}
-		_, err = tw.Write(b)
-		return err
-	})
-	if err == nil {
-		err = tw.Close()
-	}
-	if err == nil {
-		err = gz.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,6 +18,7 @@ import (
 	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/internal/policytest"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
@@ -106,37 +103,7 @@ func recordTrail(t *testing.T) (string, []api.Event, string) {
 // changed by change.
 func candidate(t *testing.T, change func(rules map[string]any)) string {
 	t.Helper()
-	return candidateData(t, func(data map[string]any) { change(data["rules"].(map[string]any)) })
-}
-
-// candidateData writes the built-in policy with its data changed by change.
-func candidateData(t *testing.T, change func(data map[string]any)) string {
-	t.Helper()
-	dir := t.TempDir()
-	err := fs.WalkDir(policies.FS, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := policies.FS.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if p == "data.json" {
-			var data map[string]any
-			if err := json.Unmarshal(b, &data); err != nil {
-				return err
-			}
-			change(data)
-			if b, err = json.Marshal(data); err != nil {
-				return err
-			}
-		}
-		return os.WriteFile(filepath.Join(dir, p), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return policytest.Dir(t, policytest.Rules(change))
 }
 
 func replay(t *testing.T, dbPath, dir string, extra ...string) (api.ImpactReport, error) {
@@ -202,7 +169,7 @@ func TestReplayAgainstCandidates(t *testing.T) {
 	})
 
 	t.Run("a candidate's path rules are matched again", func(t *testing.T) {
-		r, err := replay(t, dbPath, candidateData(t, func(data map[string]any) {
+		r, err := replay(t, dbPath, policytest.Dir(t, func(data map[string]any) {
 			data["paths"].(map[string]any)["a.go"] = "deny"
 		}))
 		if err != nil || r.Changed != 1 || len(r.Changes) != 1 || r.Changes[0].From != "allow" || r.Changes[0].To != "deny" || r.Changes[0].Rule != "a.go" {
@@ -211,7 +178,7 @@ func TestReplayAgainstCandidates(t *testing.T) {
 	})
 
 	t.Run("the service reports the same for an uploaded bundle", func(t *testing.T) {
-		resp, err := http.Post(url+"/v1/policy/impact?since=1h", "application/gzip", bytes.NewReader(tarball(t, candidate(t, func(rules map[string]any) { rules["mcp.github.*"] = "allow" }))))
+		resp, err := http.Post(url+"/v1/policy/impact?since=1h", "application/gzip", bytes.NewReader(policytest.Bundle(t, policytest.Rules(func(rules map[string]any) { rules["mcp.github.*"] = "allow" }))))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,35 +209,4 @@ func TestReplayAgainstCandidates(t *testing.T) {
 			t.Fatalf("a future --since replayed %d", r.Replayed)
 		}
 	})
-}
-
-// tarball packs a policy directory as a bundle (tar.gz).
-func tarball(t *testing.T, dir string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tw.WriteHeader(&tar.Header{Name: "/" + e.Name(), Mode: 0o644, Size: int64(len(b))}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
