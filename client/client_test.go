@@ -6,41 +6,17 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/toolperm/pdp/adapters/httpapi"
-	"github.com/toolperm/pdp/adapters/paths"
-	"github.com/toolperm/pdp/adapters/policysource"
-	"github.com/toolperm/pdp/adapters/shell"
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/client"
-	"github.com/toolperm/pdp/pdp"
-	"github.com/toolperm/pdp/policies"
+	"github.com/toolperm/pdp/internal/testserver"
 )
-
-// realServer is the PDP's real API on a real SQLite file.
-func realServer(t *testing.T) http.Handler {
-	t.Helper()
-	ctx := context.Background()
-	policy, err := policysource.LoadFS(ctx, policies.FS, "builtin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "pdp.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	return httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{}}), Store: store})
-}
 
 // TestWalkThrough runs the README's walk-through through the client.
 func TestWalkThrough(t *testing.T) {
-	srv := httptest.NewServer(realServer(t))
-	defer srv.Close()
+	srv := testserver.New(t)
 	c := client.New(srv.URL)
 	ctx := context.Background()
 	ws := "/home/me/proj"
@@ -95,8 +71,7 @@ func TestWalkThrough(t *testing.T) {
 }
 
 func TestTypedErrors(t *testing.T) {
-	srv := httptest.NewServer(realServer(t))
-	defer srv.Close()
+	srv := testserver.New(t)
 	c := client.New(srv.URL)
 	ctx := context.Background()
 
@@ -138,7 +113,7 @@ func TestRetriesOnlyConnectionErrors(t *testing.T) {
 		if err != nil {
 			return
 		}
-		_ = http.Serve(l, realServer(t))
+		_ = http.Serve(l, testserver.New(t).Handler) // the PDP's real API on a real SQLite file
 	}()
 	c := client.New("http://"+addr, client.WithRetries(8, 50*time.Millisecond))
 	if _, err := c.Decide(context.Background(), client.DecideRequest{SessionID: "r", Tool: "Read", Cwd: "/w"}, false); err != nil {

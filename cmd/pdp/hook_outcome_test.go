@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
@@ -14,43 +13,18 @@ import (
 	"testing"
 
 	"github.com/toolperm/pdp/adapters/httpapi"
-	"github.com/toolperm/pdp/adapters/paths"
-	"github.com/toolperm/pdp/adapters/policysource"
-	"github.com/toolperm/pdp/adapters/shell"
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/client"
-	"github.com/toolperm/pdp/feed"
+	"github.com/toolperm/pdp/internal/testserver"
 	"github.com/toolperm/pdp/pdp"
-	"github.com/toolperm/pdp/policies"
 )
 
 // securedTestServer is a real server with two dispatcher tokens
 // (runtime, other) and a person's (desktop).
 func securedTestServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	ctx := context.Background()
-	policy, err := policysource.LoadFS(ctx, policies.FS, "builtin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "pdp.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	changes, err := feed.New(ctx, store, feed.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok := func(name, secret string, role httpapi.Role) httpapi.Token {
-		return httpapi.Token{Name: name, Hash: sha256.Sum256([]byte(secret)), Roles: []httpapi.Role{role}}
-	}
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{
-		Engine: pdp.New(policy, pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{}, Changes: changes}),
-		Store:  store, Feed: changes, RefusalsPerSecond: 1000,
-		Tokens: []httpapi.Token{tok("runtime", "d-secret", httpapi.Dispatcher), tok("other", "o-secret", httpapi.Dispatcher), tok("desktop", "u-secret", httpapi.User)},
-	}))
-	t.Cleanup(func() { changes.Close(); srv.Close(); store.Close() })
-	return srv
+	return testserver.New(t, testserver.Feed(),
+		testserver.Tokens(testserver.Token("runtime", "d-secret", httpapi.Dispatcher), testserver.Token("other", "o-secret", httpapi.Dispatcher), testserver.Token("desktop", "u-secret", httpapi.User)),
+		testserver.Configure(func(c *httpapi.Config, _ *pdp.Components) { c.RefusalsPerSecond = 1000 })).Server
 }
 
 // runHookProcess runs `pdp hook claude-code` as Claude Code does: a child

@@ -12,15 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolperm/pdp/adapters/httpapi"
-	"github.com/toolperm/pdp/adapters/paths"
-	"github.com/toolperm/pdp/adapters/policysource"
-	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/client"
-	"github.com/toolperm/pdp/feed"
-	"github.com/toolperm/pdp/pdp"
-	"github.com/toolperm/pdp/policies"
+	"github.com/toolperm/pdp/internal/testserver"
 )
 
 const payloads = "../../adapters/claudecode/testdata"
@@ -64,25 +58,11 @@ func payload(t *testing.T, name string) string {
 	return string(raw)
 }
 
+// pdpTestServer is a real server with an event feed, and its store.
 func pdpTestServer(t *testing.T) (*httptest.Server, *sqlite.Store) {
 	t.Helper()
-	ctx := context.Background()
-	policy, err := policysource.LoadFS(ctx, policies.FS, "builtin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "pdp.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	changes, err := feed.New(ctx, store, feed.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{}, Changes: changes}),
-		Store: store, Feed: changes}))
-	t.Cleanup(func() { changes.Close(); srv.Close(); store.Close() })
-	return srv, store
+	s := testserver.New(t, testserver.Feed())
+	return s.Server, s.Store
 }
 
 var hookCases = map[string]string{

@@ -4,17 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/toolperm/pdp/adapters/paths"
-	"github.com/toolperm/pdp/adapters/policysource"
-	"github.com/toolperm/pdp/adapters/shell"
-	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/internal/testserver"
 	"github.com/toolperm/pdp/pdp"
-	"github.com/toolperm/pdp/policies"
 )
 
 var trailSize = flag.Int("trail", 10000, "decisions BenchmarkReplayTrail records before replaying them")
@@ -27,16 +22,8 @@ var trailSize = flag.Int("trail", 10000, "decisions BenchmarkReplayTrail records
 //	go test ./cmd/pdp -run '^$' -bench ReplayTrail -benchtime 1x -trail 100000
 func BenchmarkReplayTrail(b *testing.B) {
 	ctx := context.Background()
-	policy, err := policysource.LoadFS(ctx, policies.FS, "builtin")
-	if err != nil {
-		b.Fatal(err)
-	}
-	store, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "pdp.db"), sqlite.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	engine := pdp.New(policy, pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{}})
+	srv := testserver.New(b)
+	policy, store, engine := srv.Policy, srv.Store, srv.Engine
 	start := time.Now()
 	record(b, engine, *trailSize)
 	b.Logf("recorded %d decisions in %v", *trailSize, time.Since(start).Round(time.Millisecond))

@@ -2,25 +2,20 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/toolperm/pdp/adapters/assessor"
 	"github.com/toolperm/pdp/adapters/httpapi"
-	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/policysource"
-	"github.com/toolperm/pdp/adapters/shell"
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/policytest"
+	"github.com/toolperm/pdp/internal/testserver"
 	"github.com/toolperm/pdp/pdp"
-	"github.com/toolperm/pdp/policies"
 )
 
 // recordTrail makes decisions through the API under the built-in policy —
@@ -28,7 +23,6 @@ import (
 // a real (test) LLM server — and returns the database file and the trail.
 func recordTrail(t *testing.T) (string, []api.Event, string) {
 	t.Helper()
-	ctx := context.Background()
 	llm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"choices":[{"message":{"role":"assistant","content":"SAFE"}}]}`))
 	}))
@@ -37,18 +31,10 @@ func recordTrail(t *testing.T) (string, []api.Event, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, err := policysource.LoadFS(ctx, policies.FS, "builtin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dbPath := filepath.Join(t.TempDir(), "pdp.db")
-	store, err := sqlite.Open(ctx, dbPath, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	engine := pdp.New(policy, pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{}, Assessor: judge})
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Engine: engine, Store: store, Impact: impactOf(policysource.Config{}, store)}))
-	t.Cleanup(func() { srv.Close(); store.Close() })
+	srv := testserver.New(t, testserver.Assessor(judge), testserver.Configure(func(c *httpapi.Config, _ *pdp.Components) {
+		c.Impact = impactOf(policysource.Config{}, c.Store.(pdp.RecordedDecisions))
+	}))
+	dbPath := srv.DBPath
 
 	call := func(method, path string, body any) map[string]any {
 		t.Helper()

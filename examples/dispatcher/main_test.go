@@ -3,37 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/toolperm/pdp/adapters/httpapi"
-	"github.com/toolperm/pdp/adapters/paths"
-	"github.com/toolperm/pdp/adapters/policysource"
-	"github.com/toolperm/pdp/adapters/shell"
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/client"
-	"github.com/toolperm/pdp/pdp"
-	"github.com/toolperm/pdp/policies"
+	"github.com/toolperm/pdp/internal/testserver"
 )
 
 // The example against the real API: the read in the workspace runs, the
 // read outside it does not, the shell command runs once a person allows it.
 func TestDispatcher(t *testing.T) {
 	ctx := context.Background()
-	policy, err := policysource.LoadFS(ctx, policies.FS, "builtin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "pdp.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{}}), Store: store}))
-	defer srv.Close()
+	srv := testserver.New(t)
 
 	go func() { // the person
 		c := client.New(srv.URL)

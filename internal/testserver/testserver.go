@@ -1,0 +1,134 @@
+// Package testserver starts the PDP's real server for a test: the built-in
+// policy, a SQLite store in the test's temporary directory, the engine
+// with the real shell parser and path resolver, the HTTP API behind an
+// httptest server — all closed when the test ends.
+package testserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/toolperm/pdp/adapters/httpapi"
+	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/policysource"
+	"github.com/toolperm/pdp/adapters/shell"
+	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/feed"
+	"github.com/toolperm/pdp/pdp"
+	"github.com/toolperm/pdp/policies"
+)
+
+// Server is a running PDP and the parts it was built from.
+type Server struct {
+	*httptest.Server
+	// Handler is the HTTP API, for tests that call it without a socket.
+	Handler http.Handler
+	Engine  *pdp.Engine
+	Policy  *pdp.Policy
+	Store   *sqlite.Store
+	// DBPath is the store's file, for a restart or a CLI command on it.
+	DBPath string
+	// Feed serves the event stream; nil unless the Feed option is given.
+	Feed  *feed.Hub
+	close sync.Once
+}
+
+// Option changes how New builds the server.
+type Option func(*settings)
+
+type settings struct {
+	dbPath    string
+	sqlite    sqlite.Options
+	feed      bool
+	configure []func(*httpapi.Config, *pdp.Components)
+}
+
+// DB puts the store at path instead of a new file in the test's
+// temporary directory (a restart passes the old server's DBPath).
+func DB(path string) Option { return func(s *settings) { s.dbPath = path } }
+
+// SQLite opens the store with opts.
+func SQLite(opts sqlite.Options) Option { return func(s *settings) { s.sqlite = opts } }
+
+// Feed gives the server an event feed over its store, so GET /v1/events
+// streams and the engine announces its asks.
+func Feed() Option { return func(s *settings) { s.feed = true } }
+
+// Tokens makes the API require these bearer tokens.
+func Tokens(tokens ...httpapi.Token) Option {
+	return Configure(func(c *httpapi.Config, _ *pdp.Components) { c.Tokens = tokens })
+}
+
+// Assessor judges the SMART level's shell commands.
+func Assessor(a pdp.Assessor) Option {
+	return Configure(func(_ *httpapi.Config, c *pdp.Components) { c.Assessor = a })
+}
+
+// Configure changes the API's configuration and the engine's components
+// after the defaults are set and before either is built; options apply in
+// order.
+func Configure(f func(*httpapi.Config, *pdp.Components)) Option {
+	return func(s *settings) { s.configure = append(s.configure, f) }
+}
+
+// Token is a bearer token whose secret is secret.
+func Token(name, secret string, roles ...httpapi.Role) httpapi.Token {
+	return httpapi.Token{Name: name, Hash: sha256.Sum256([]byte(secret)), Roles: roles}
+}
+
+// New starts a server over the built-in policy; it closes when t ends.
+func New(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	var set settings
+	for _, o := range opts {
+		o(&set)
+	}
+	if set.dbPath == "" {
+		set.dbPath = filepath.Join(t.TempDir(), "pdp.db")
+	}
+	ctx := context.Background()
+	policy, err := policysource.LoadFS(ctx, policies.FS, "builtin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := sqlite.Open(ctx, set.dbPath, set.sqlite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Policy: policy, Store: store, DBPath: set.dbPath}
+	components := pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{}}
+	cfg := httpapi.Config{Store: store}
+	if set.feed {
+		if s.Feed, err = feed.New(ctx, store, feed.Options{}); err != nil {
+			store.Close()
+			t.Fatal(err)
+		}
+		cfg.Feed, components.Changes = s.Feed, s.Feed
+	}
+	for _, f := range set.configure {
+		f(&cfg, &components)
+	}
+	s.Engine = pdp.New(policy, components)
+	cfg.Engine = s.Engine
+	s.Handler = httpapi.New(cfg)
+	s.Server = httptest.NewServer(s.Handler)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Close ends the event streams, then stops the server and closes the
+// store; it may be called more than once.
+func (s *Server) Close() {
+	s.close.Do(func() {
+		if s.Feed != nil {
+			s.Feed.Close() // ends the event streams, so the server can close
+		}
+		s.Server.Close()
+		s.Store.Close()
+	})
+}
