@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/toolperm/pdp/internal/groupcommit"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -32,113 +31,40 @@ type AuditStats struct {
 
 // AuditStats returns the counts so far.
 func (s *Store) AuditStats() AuditStats {
-	a := s.audit
-	return AuditStats{Events: a.events.Load(), Transactions: a.txns.Load(), MaxBatch: a.maxBatch.Load(), Errors: a.errors.Load()}
+	st := s.audit.Stats()
+	return AuditStats{Events: st.Items, Transactions: st.Transactions, MaxBatch: st.MaxBatch, Errors: st.Errors}
 }
 
 type pendingEvent struct {
 	ev       pdp.Event
 	recorded []byte // ev.Recorded encoded by the caller, off the writer's goroutine
-	done     chan error
 }
 
 // auditWriter owns the writes of decision events: one goroutine takes
 // every event waiting, writes them in one transaction, and answers each
 // after the commit.
 type auditWriter struct {
-	pool     *pgxpool.Pool
-	observer AuditObserver
-	queue    chan pendingEvent
-	max      int
-	timeout  time.Duration
-	closeMu  sync.RWMutex
-	closed   bool
-	finished chan struct{}
-
-	events, txns, maxBatch, errors atomic.Int64
+	pool    *pgxpool.Pool
+	timeout time.Duration
+	*groupcommit.Writer[pendingEvent]
 }
 
 func newAuditWriter(pool *pgxpool.Pool, max int, timeout time.Duration, observer AuditObserver) *auditWriter {
-	a := &auditWriter{pool: pool, observer: observer, queue: make(chan pendingEvent, 4*max), max: max, timeout: timeout, finished: make(chan struct{})}
-	go a.run()
+	a := &auditWriter{pool: pool, timeout: timeout}
+	opts := groupcommit.Options{MaxBatch: max, Closed: ErrClosed}
+	if observer != nil {
+		opts.Observe = observer.AuditBatch
+	}
+	a.Writer = groupcommit.New(a.writeTx, opts)
 	return a
 }
 
 func (a *auditWriter) record(ctx context.Context, ev pdp.Event) error {
-	p := pendingEvent{ev: ev, recorded: pdp.EncodeRecorded(ev.Recorded), done: make(chan error, 1)}
-	a.closeMu.RLock()
-	if a.closed {
-		a.closeMu.RUnlock()
-		return ErrClosed
-	}
-	select {
-	case a.queue <- p:
-	case <-ctx.Done():
-		a.closeMu.RUnlock()
-		return ctx.Err()
-	}
-	a.closeMu.RUnlock()
-	// Once queued the event is written whatever the caller does; wait for
-	// the outcome so an answer is never sent before its event commits.
-	return <-p.done
+	return a.Submit(ctx, pendingEvent{ev: ev, recorded: pdp.EncodeRecorded(ev.Recorded)})
 }
 
 // close stops taking events, writes those queued, and returns when done.
-func (a *auditWriter) close() {
-	a.closeMu.Lock()
-	if !a.closed {
-		a.closed = true
-		close(a.queue)
-	}
-	a.closeMu.Unlock()
-	<-a.finished
-}
-
-func (a *auditWriter) run() {
-	defer close(a.finished)
-	batch := make([]pendingEvent, 0, a.max)
-	for first := range a.queue {
-		batch = append(batch[:0], first)
-	fill:
-		for len(batch) < a.max {
-			select {
-			case p, ok := <-a.queue:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, p)
-			default:
-				break fill
-			}
-		}
-		err := a.write(batch)
-		for _, p := range batch {
-			p.done <- err
-		}
-	}
-}
-
-func (a *auditWriter) write(batch []pendingEvent) error {
-	start := time.Now()
-	err := a.writeTx(batch)
-	if a.observer != nil {
-		a.observer.AuditBatch(len(batch), time.Since(start), err)
-	}
-	if err != nil {
-		a.errors.Add(1)
-		return err
-	}
-	n := int64(len(batch))
-	a.events.Add(n)
-	a.txns.Add(1)
-	for {
-		cur := a.maxBatch.Load()
-		if n <= cur || a.maxBatch.CompareAndSwap(cur, n) {
-			break
-		}
-	}
-	return nil
-}
+func (a *auditWriter) close() { a.Close() }
 
 const insertDecision = `INSERT INTO decisions (id, time, session_id, tool, capability, args, cwd, fingerprint, grantable,
 	decision, source, rule, reason, danger_verdict, danger_by, revision, latency_us, recorded, tool_use_id, parts)

@@ -1,0 +1,143 @@
+package groupcommit
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configure a Writer.
+type Options struct {
+	// MaxBatch is the most items one transaction carries; the queue
+	// holds four times as many.
+	MaxBatch int
+	// Closed is the error Submit returns once the writer is closed.
+	Closed error
+	// Observe, when set, is told of every transaction: its size, how
+	// long it took and its error.
+	Observe func(items int, took time.Duration, err error)
+}
+
+// Stats counts a Writer's work.
+type Stats struct {
+	Items        int64 // items committed
+	Transactions int64 // transactions that carried them
+	MaxBatch     int64 // most items in one transaction
+	Errors       int64 // transactions that failed
+}
+
+type pending[T any] struct {
+	item T
+	done chan error
+}
+
+// Writer owns the writes of items of type T.
+type Writer[T any] struct {
+	write    func(batch []T) error
+	opts     Options
+	queue    chan pending[T]
+	closeMu  sync.RWMutex
+	closed   bool
+	finished chan struct{}
+
+	items, txns, maxBatch, errors atomic.Int64
+}
+
+// New starts a writer whose write commits a batch in one transaction
+// and returns its error; every item of the batch is answered with it.
+// write must not keep the slice: the writer reuses it.
+func New[T any](write func(batch []T) error, opts Options) *Writer[T] {
+	w := &Writer[T]{write: write, opts: opts, queue: make(chan pending[T], 4*opts.MaxBatch), finished: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+// Submit queues item and returns once the transaction carrying it has
+// committed (nil) or failed (its error). A caller that gives up before
+// the item is queued gets ctx's error.
+func (w *Writer[T]) Submit(ctx context.Context, item T) error {
+	p := pending[T]{item: item, done: make(chan error, 1)}
+	w.closeMu.RLock()
+	if w.closed {
+		w.closeMu.RUnlock()
+		return w.opts.Closed
+	}
+	select {
+	case w.queue <- p:
+	case <-ctx.Done():
+		w.closeMu.RUnlock()
+		return ctx.Err()
+	}
+	w.closeMu.RUnlock()
+	// Once queued the item is written whatever the caller does; wait for
+	// the outcome so an answer is never sent before its item commits.
+	return <-p.done
+}
+
+// Close stops taking items, writes those queued, and returns when done.
+func (w *Writer[T]) Close() {
+	w.closeMu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.queue)
+	}
+	w.closeMu.Unlock()
+	<-w.finished
+}
+
+// Stats returns the counts so far.
+func (w *Writer[T]) Stats() Stats {
+	return Stats{Items: w.items.Load(), Transactions: w.txns.Load(), MaxBatch: w.maxBatch.Load(), Errors: w.errors.Load()}
+}
+
+func (w *Writer[T]) run() {
+	defer close(w.finished)
+	batch := make([]pending[T], 0, w.opts.MaxBatch)
+	items := make([]T, 0, w.opts.MaxBatch)
+	for first := range w.queue {
+		batch = append(batch[:0], first)
+	fill:
+		for len(batch) < w.opts.MaxBatch {
+			select {
+			case p, ok := <-w.queue:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, p)
+			default:
+				break fill
+			}
+		}
+		items = items[:0]
+		for _, p := range batch {
+			items = append(items, p.item)
+		}
+		err := w.commit(items)
+		for _, p := range batch {
+			p.done <- err
+		}
+	}
+}
+
+func (w *Writer[T]) commit(items []T) error {
+	start := time.Now()
+	err := w.write(items)
+	if w.opts.Observe != nil {
+		w.opts.Observe(len(items), time.Since(start), err)
+	}
+	if err != nil {
+		w.errors.Add(1)
+		return err
+	}
+	n := int64(len(items))
+	w.items.Add(n)
+	w.txns.Add(1)
+	for {
+		cur := w.maxBatch.Load()
+		if n <= cur || w.maxBatch.CompareAndSwap(cur, n) {
+			break
+		}
+	}
+	return nil
+}
