@@ -1,24 +1,22 @@
 package httpapi_test
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/toolperm/pdp/adapters/httpapi"
+	"github.com/toolperm/pdp/internal/testserver"
 	"github.com/toolperm/pdp/metrics"
 	"github.com/toolperm/pdp/pdp"
 )
 
-func token(name, secret string, roles ...httpapi.Role) httpapi.Token {
-	return httpapi.Token{Name: name, Hash: sha256.Sum256([]byte(secret)), Roles: roles}
-}
+// token is a bearer token whose secret is secret.
+var token = testserver.Token
 
 // as returns a client of the same service that sends secret as its token.
 func (s *service) as(secret string) *service {
@@ -28,7 +26,7 @@ func (s *service) as(secret string) *service {
 }
 
 func newSecuredService(t *testing.T) *service {
-	return startServiceWith(t, filepath.Join(t.TempDir(), "pdp.db"), func(c *httpapi.Config, _ *pdp.Components) {
+	return startServiceWith(t, func(c *httpapi.Config, _ *pdp.Components) {
 		c.RefusalsPerSecond = 1000
 		c.Tokens = []httpapi.Token{
 			token("runtime", "d-secret", httpapi.Dispatcher),
@@ -146,7 +144,7 @@ func TestDispatcherCannotRaiseOrAnswer(t *testing.T) {
 
 func TestMetricsCountWhatHappened(t *testing.T) {
 	m := metrics.New()
-	s := startServiceWith(t, filepath.Join(t.TempDir(), "pdp.db"), func(c *httpapi.Config, comp *pdp.Components) {
+	s := startServiceWith(t, func(c *httpapi.Config, comp *pdp.Components) {
 		c.Observer, c.Metrics = m, m.Handler()
 		comp.Observer = m
 	})
@@ -208,7 +206,7 @@ func sample(t *testing.T, text, series string) float64 {
 }
 
 func TestPolicyStatusIsForAdmins(t *testing.T) {
-	s := startServiceWith(t, filepath.Join(t.TempDir(), "pdp.db"), func(c *httpapi.Config, _ *pdp.Components) {
+	s := startServiceWith(t, func(c *httpapi.Config, _ *pdp.Components) {
 		c.Tokens = []httpapi.Token{token("root", "r-secret", httpapi.Admin), token("audit", "a-secret", httpapi.Auditor)}
 		c.PolicyStatus = func() any { return map[string]any{"revision": "r7", "last_error": nil} }
 	})
@@ -253,7 +251,7 @@ func TestBrowsersFromOtherSitesAreRefused(t *testing.T) {
 }
 
 func TestDispatchersKeepToTheirOwnSessions(t *testing.T) {
-	s := startServiceWith(t, filepath.Join(t.TempDir(), "pdp.db"), func(c *httpapi.Config, _ *pdp.Components) {
+	s := startServiceWith(t, func(c *httpapi.Config, _ *pdp.Components) {
 		c.Tokens = []httpapi.Token{
 			token("runtime-a", "a", httpapi.Dispatcher), token("runtime-b", "b", httpapi.Dispatcher),
 			token("desktop", "u", httpapi.User), token("audit", "x", httpapi.Auditor),
@@ -278,7 +276,7 @@ func TestDispatchersKeepToTheirOwnSessions(t *testing.T) {
 }
 
 func TestRefusalFloodsAreNotAllWritten(t *testing.T) {
-	s := startServiceWith(t, filepath.Join(t.TempDir(), "pdp.db"), func(c *httpapi.Config, _ *pdp.Components) {
+	s := startServiceWith(t, func(c *httpapi.Config, _ *pdp.Components) {
 		c.Tokens = []httpapi.Token{token("root", "r", httpapi.Admin)}
 		c.RefusalsPerSecond = 5
 	})

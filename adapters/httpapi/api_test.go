@@ -2,26 +2,20 @@ package httpapi_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolperm/pdp/adapters/httpapi"
-	"github.com/toolperm/pdp/adapters/paths"
-	"github.com/toolperm/pdp/adapters/policysource"
-	shellfacts "github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/feed"
+	"github.com/toolperm/pdp/internal/testserver"
 	"github.com/toolperm/pdp/pdp"
-	"github.com/toolperm/pdp/policies"
 )
 
 // service is the real API on a real SQLite file, behind a real HTTP server.
@@ -31,59 +25,37 @@ type service struct {
 	t      *testing.T
 	dbPath string
 	store  *sqlite.Store
-	srv    *httptest.Server
+	srv    *testserver.Server
 	feed   *feed.Hub
 }
 
-func startService(t *testing.T, dbPath string) *service {
-	return startServiceWith(t, dbPath, nil)
+// startService starts the API with an event feed and the limits these
+// tests expect, then applies opts.
+func startService(t *testing.T, opts ...testserver.Option) *service {
+	t.Helper()
+	limits := testserver.Configure(func(c *httpapi.Config, _ *pdp.Components) {
+		c.MaxBodyBytes, c.MaxWait = 64<<10, 5*time.Second
+	})
+	srv := testserver.New(t, append([]testserver.Option{testserver.Feed(), limits}, opts...)...)
+	return &service{t: t, dbPath: srv.DBPath, store: srv.Store, srv: srv, engine: srv.Engine, feed: srv.Feed}
 }
 
 // startServiceWith lets a test set tokens, observers and metrics.
-func startServiceWith(t *testing.T, dbPath string, configure func(*httpapi.Config, *pdp.Components)) *service {
+func startServiceWith(t *testing.T, configure func(*httpapi.Config, *pdp.Components)) *service {
 	t.Helper()
-	ctx := context.Background()
-	policy, err := policysource.LoadFS(ctx, policies.FS, "builtin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := sqlite.Open(ctx, dbPath, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	changes, err := feed.New(ctx, store, feed.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	components := pdp.Components{Audit: store, Shell: shellfacts.Parser{}, Workspace: paths.Resolver{}, Changes: changes}
-	cfg := httpapi.Config{Store: store, MaxBodyBytes: 64 << 10, MaxWait: 5 * time.Second, Feed: changes}
-	if configure != nil {
-		configure(&cfg, &components)
-	}
-	cfg.Engine = pdp.New(policy, components)
-	api := httpapi.New(cfg)
-	s := &service{t: t, dbPath: dbPath, store: store, srv: httptest.NewServer(api), engine: cfg.Engine, feed: changes}
-	t.Cleanup(s.stop)
-	return s
+	return startService(t, testserver.Configure(configure))
 }
 
 func newService(t *testing.T) *service {
-	return startService(t, filepath.Join(t.TempDir(), "pdp.db"))
+	return startService(t)
 }
 
-func (s *service) stop() {
-	if s.srv != nil {
-		s.feed.Close() // ends the event streams, so the server can close
-		s.srv.Close()
-		s.store.Close()
-		s.srv = nil
-	}
-}
+func (s *service) stop() { s.srv.Close() }
 
 // restart stops the service and starts a new one on the same file.
 func (s *service) restart() *service {
 	s.stop()
-	return startService(s.t, s.dbPath)
+	return startService(s.t, testserver.DB(s.dbPath))
 }
 
 // call sends a JSON request and decodes the JSON answer.

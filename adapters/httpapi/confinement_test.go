@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +19,7 @@ import (
 // (u), an auditor (x) and an admin (r), and its metrics.
 func twoRuntimes(t *testing.T, more ...func(*httpapi.Config, *pdp.Components)) (*service, *metrics.Metrics) {
 	m := metrics.New()
-	s := startServiceWith(t, filepath.Join(t.TempDir(), "pdp.db"), func(c *httpapi.Config, comp *pdp.Components) {
+	s := startServiceWith(t, func(c *httpapi.Config, comp *pdp.Components) {
 		c.RefusalsPerSecond = 1000
 		c.Observer, c.Metrics = m, m.Handler()
 		c.Tokens = []httpapi.Token{
@@ -262,7 +261,7 @@ func (c *clock) set(s string) {
 
 func TestSinceComparesTimes(t *testing.T) {
 	clk := &clock{}
-	s := startServiceWith(t, filepath.Join(t.TempDir(), "pdp.db"), func(_ *httpapi.Config, comp *pdp.Components) { comp.Now = clk.Now })
+	s := startServiceWith(t, func(_ *httpapi.Config, comp *pdp.Components) { comp.Now = clk.Now })
 	for _, at := range []string{"2026-11-29T10:00:14.999Z", "2026-11-29T10:00:15Z", "2026-11-29T10:00:15.3Z", "2026-11-29T10:00:15.30001Z", "2026-11-29T10:00:16Z"} {
 		clk.set(at)
 		s.decide(map[string]any{"session_id": "t", "tool": "read_file", "args": map[string]any{"path": at}, "cwd": "/w"})
@@ -285,7 +284,7 @@ func TestSinceComparesTimes(t *testing.T) {
 }
 
 func TestListsCutLongArguments(t *testing.T) {
-	s := startServiceWith(t, filepath.Join(t.TempDir(), "pdp.db"), func(c *httpapi.Config, _ *pdp.Components) { c.MaxBodyBytes = 1 << 20 })
+	s := startServiceWith(t, func(c *httpapi.Config, _ *pdp.Components) { c.MaxBodyBytes = 1 << 20 })
 	long := "echo " + strings.Repeat("x", 300<<10)
 	var ids []string
 	for i := 0; i < 10; i++ {

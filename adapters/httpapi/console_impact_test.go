@@ -17,7 +17,7 @@ import (
 // Policy impact page and follows an example to its decision.
 func TestConsolePolicyImpact(t *testing.T) {
 	var s *service
-	s = startServiceWith(t, filepath.Join(t.TempDir(), "pdp.db"), func(cfg *httpapi.Config, _ *pdp.Components) {
+	s = startServiceWith(t, func(cfg *httpapi.Config, _ *pdp.Components) {
 		cfg.MaxBodyBytes = 1 << 20
 		cfg.Impact = func(ctx context.Context, bundle []byte, f pdp.ReplayFilter) (pdp.ImpactReport, error) {
 			candidate, err := policysource.Config{}.LoadBundle(ctx, bundle, "upload")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -171,7 +170,7 @@ func equal(a, b []string) bool {
 }
 
 func TestEventsADispatcherSeesOnlyItsOwnSessions(t *testing.T) {
-	s := startServiceWith(t, filepath.Join(t.TempDir(), "pdp.db"), func(c *httpapi.Config, _ *pdp.Components) {
+	s := startServiceWith(t, func(c *httpapi.Config, _ *pdp.Components) {
 		c.RefusalsPerSecond = 1000
 		c.Tokens = []httpapi.Token{
 			token("runtime", "d-secret", httpapi.Dispatcher),
@@ -217,7 +216,7 @@ func TestEventsADispatcherSeesOnlyItsOwnSessions(t *testing.T) {
 // it, and other readers get every event.
 func TestEventsASlowSubscriberIsDropped(t *testing.T) {
 	var hub *feed.Hub
-	s := startServiceWith(t, filepath.Join(t.TempDir(), "pdp.db"), func(c *httpapi.Config, comp *pdp.Components) {
+	s := startServiceWith(t, func(c *httpapi.Config, comp *pdp.Components) {
 		h, err := feed.New(context.Background(), c.Store.(pdp.ChangeLog), feed.Options{Buffer: 4, Stall: 100 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)

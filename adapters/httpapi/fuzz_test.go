@@ -2,20 +2,15 @@ package httpapi_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 
 	"github.com/toolperm/pdp/adapters/httpapi"
-	"github.com/toolperm/pdp/adapters/paths"
-	"github.com/toolperm/pdp/adapters/policysource"
-	shellfacts "github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/internal/testserver"
 	"github.com/toolperm/pdp/pdp"
-	"github.com/toolperm/pdp/policies"
 )
 
 // FuzzDecideBody sends arbitrary bodies to POST /v1/decide: the answer
@@ -34,17 +29,9 @@ func FuzzDecideBody(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	ctx := context.Background()
-	policy, err := policysource.LoadFS(ctx, policies.FS, "builtin")
-	if err != nil {
-		f.Fatal(err)
-	}
-	store, err := sqlite.Open(ctx, filepath.Join(f.TempDir(), "pdp.db"), sqlite.Options{Synchronous: "OFF"})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { store.Close() })
-	api := httpapi.New(httpapi.Config{Engine: pdp.New(policy, pdp.Components{Audit: store, Shell: shellfacts.Parser{}, Workspace: paths.Resolver{}}), Store: store, MaxBodyBytes: 64 << 10})
+	api := testserver.New(f, testserver.SQLite(sqlite.Options{Synchronous: "OFF"}), testserver.Configure(func(c *httpapi.Config, _ *pdp.Components) {
+		c.MaxBodyBytes = 64 << 10
+	})).Handler
 	f.Fuzz(func(t *testing.T, body []byte) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, "/v1/decide", bytes.NewReader(body))
