@@ -86,6 +86,24 @@ func SessionOf(r StoredSession) *Session {
 	}
 }
 
+// AssembleTree is the session tree of chain — a session followed by its
+// parents, nearest first, ending at the root — with grants on its root,
+// as SessionTree returns it.
+func AssembleTree(chain []StoredSession, grants []Grant) *Session {
+	var parent *Session
+	for i := len(chain) - 1; i >= 0; i-- {
+		sess := SessionOf(chain[i])
+		sess.Parent = parent
+		parent = sess
+	}
+	root := parent
+	for root.Parent != nil {
+		root = root.Parent
+	}
+	root.Grants = append(root.Grants, grants...)
+	return parent
+}
+
 // SessionStore keeps sessions and their trees.
 type SessionStore interface {
 	// CreateSession stores a new session; ErrExists when the id is taken.

@@ -265,20 +265,11 @@ func (s *Store) SessionTree(ctx context.Context, id string) (*pdp.Session, error
 			return nil, fmt.Errorf("reading the grants of %q: %w", chain[len(chain)-1].ID, err)
 		}
 	}
-	var parent *pdp.Session
-	for i := len(chain) - 1; i >= 0; i-- {
-		sess := pdp.SessionOf(chain[i])
-		sess.Parent = parent
-		parent = sess
-	}
-	root := parent
-	for root.Parent != nil {
-		root = root.Parent
-	}
+	tree := make([]pdp.Grant, 0, len(pairs))
 	for _, g := range pairs {
-		root.Grants = append(root.Grants, pdp.Grant{Capability: g[0], Fingerprint: g[1]})
+		tree = append(tree, pdp.Grant{Capability: g[0], Fingerprint: g[1]})
 	}
-	return parent, nil
+	return pdp.AssembleTree(chain, tree), nil
 }
 
 // RootID returns the id of the root of the session's tree.

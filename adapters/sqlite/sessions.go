@@ -230,20 +230,11 @@ func (s *Store) loadTree(ctx context.Context, id string) (*pdp.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	var parent *pdp.Session
-	for i := len(chain) - 1; i >= 0; i-- {
-		sess := pdp.SessionOf(chain[i])
-		sess.Parent = parent
-		parent = sess
-	}
-	root := parent
-	for root.Parent != nil {
-		root = root.Parent
-	}
+	tree := make([]pdp.Grant, 0, len(grants))
 	for _, g := range grants {
-		root.Grants = append(root.Grants, pdp.Grant{Capability: g.Capability, Fingerprint: g.Fingerprint})
+		tree = append(tree, pdp.Grant{Capability: g.Capability, Fingerprint: g.Fingerprint})
 	}
-	return parent, nil
+	return pdp.AssembleTree(chain, tree), nil
 }
 
 // RootID returns the id of the root of the session's tree.
