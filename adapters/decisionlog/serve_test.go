@@ -1,7 +1,6 @@
 package decisionlog_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -9,16 +8,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
-)
 
-var servingLine = regexp.MustCompile(`addr=http://(\S+)`)
+	"github.com/toolperm/pdp/internal/testserver"
+)
 
 // buildPDP builds the pdp binary into a temporary directory.
 func buildPDP(t *testing.T) string {
@@ -47,38 +45,7 @@ func TestServeLogsEveryAnsweredDecision(t *testing.T) {
 	logPath := filepath.Join(dir, "decisions.jsonl")
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "pdp.db"), "--config", filepath.Join("..", "..", "config.yaml"))
 	cmd.Env = append(os.Environ(), "PDP_DECISION_LOG_PATH="+logPath, "PDP_DECISION_LOG_MASK=Command,token", "PDP_DECISION_LOG_REPLICA_ID=replica-e2e")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	found := make(chan string, 1)
-	var serverLog bytes.Buffer
-	var logMu sync.Mutex
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			logMu.Lock()
-			serverLog.WriteString(sc.Text() + "\n")
-			logMu.Unlock()
-			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	var url string
-	select {
-	case addr := <-found:
-		url = "http://" + addr
-	case <-time.After(60 * time.Second):
-		t.Fatal("pdp serve did not start within 60s")
-	}
+	url, serverLog := testserver.Process(t, cmd, 60*time.Second)
 
 	const clients, each = 4, 10
 	var mu sync.Mutex
@@ -149,8 +116,6 @@ func TestServeLogsEveryAnsweredDecision(t *testing.T) {
 	sort.Strings(answered)
 	sort.Strings(logged)
 	if len(answered) != clients*each || !slices.Equal(answered, logged) {
-		logMu.Lock()
-		defer logMu.Unlock()
 		t.Fatalf("%d decisions answered, %d lines logged; want one line per answer\nserver log:\n%s", len(answered), len(logged), serverLog.String())
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,13 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/internal/testserver"
 )
 
 // TestMain lets the tests run this binary's main as a real process.
@@ -28,8 +27,6 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
-
-var servingLine = regexp.MustCompile(`addr=http://(\S+)`)
 
 // startServer runs `pdp serve` as a child process and returns its base URL.
 func startServer(t *testing.T, db string) (*exec.Cmd, string) {
@@ -42,33 +39,8 @@ func startServer(t *testing.T, db string) (*exec.Cmd, string) {
 // startCmd starts a prepared `pdp serve` and waits for its address.
 func startCmd(t *testing.T, cmd *exec.Cmd) string {
 	t.Helper()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case addr := <-found:
-		return "http://" + addr
-	case <-time.After(30 * time.Second):
-		t.Fatal("pdp serve did not start within 30s")
-	}
-	return ""
+	url, _ := testserver.Process(t, cmd, 30*time.Second)
+	return url
 }
 
 // hammer sends decisions from 16 clients until stop is closed, and
