@@ -25,16 +25,22 @@ func (s *service) as(secret string) *service {
 	return &c
 }
 
-func newSecuredService(t *testing.T) *service {
+// securedService requires tokens and writes every refused call to the
+// database (the tests refuse more than the default 20 a second).
+func securedService(t *testing.T, tokens ...httpapi.Token) *service {
 	return startServiceWith(t, func(c *httpapi.Config, _ *pdp.Components) {
 		c.RefusalsPerSecond = 1000
-		c.Tokens = []httpapi.Token{
-			token("runtime", "d-secret", httpapi.Dispatcher),
-			token("desktop", "u-secret", httpapi.User),
-			token("audit", "a-secret", httpapi.Auditor),
-			token("root", "r-secret", httpapi.Admin),
-		}
+		c.Tokens = tokens
 	})
+}
+
+func newSecuredService(t *testing.T) *service {
+	return securedService(t,
+		token("runtime", "d-secret", httpapi.Dispatcher),
+		token("desktop", "u-secret", httpapi.User),
+		token("audit", "a-secret", httpapi.Auditor),
+		token("root", "r-secret", httpapi.Admin),
+	)
 }
 
 func TestRolesMayDoWhatTheyMayAndNothingElse(t *testing.T) {

@@ -55,6 +55,18 @@ func (tl *timeline) possible(s, e time.Time) map[string]bool {
 	return out
 }
 
+// until calls step with 0, 1, 2, … until stop is closed.
+func until(stop <-chan struct{}, step func(i int)) {
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		step(i)
+	}
+}
+
 func denyReadsPolicy(t *testing.T) *pdp.Policy {
 	t.Helper()
 	files := fstest.MapFS{}
@@ -96,16 +108,11 @@ func TestConcurrentDecisionsMatchSomeState(t *testing.T) {
 	changers.Add(3)
 	go func() { // level switches
 		defer changers.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
+		until(stop, func(i int) {
 			level := []string{"READ_WRITE", "READ_ONLY"}[i%2]
 			levels.set(level, func() { s.call("PATCH", "/v1/sessions/c", map[string]any{"permission_level": level}) })
 			time.Sleep(3 * time.Millisecond)
-		}
+		})
 	}()
 	go func() { // one grant, created by answering an ask
 		defer changers.Done()
@@ -117,16 +124,11 @@ func TestConcurrentDecisionsMatchSomeState(t *testing.T) {
 	}()
 	go func() { // policy swaps
 		defer changers.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
+		until(stop, func(i int) {
 			p := []*pdp.Policy{denyReads, allowReads}[i%2]
 			revisions.set(p.Revision, func() { _ = s.engine.Swap(p) })
 			time.Sleep(5 * time.Millisecond)
-		}
+		})
 	}()
 
 	calls := []map[string]any{

@@ -170,15 +170,12 @@ func equal(a, b []string) bool {
 }
 
 func TestEventsADispatcherSeesOnlyItsOwnSessions(t *testing.T) {
-	s := startServiceWith(t, func(c *httpapi.Config, _ *pdp.Components) {
-		c.RefusalsPerSecond = 1000
-		c.Tokens = []httpapi.Token{
-			token("runtime", "d-secret", httpapi.Dispatcher),
-			token("other", "o-secret", httpapi.Dispatcher),
-			token("desktop", "u-secret", httpapi.User),
-			token("audit", "a-secret", httpapi.Auditor),
-		}
-	})
+	s := securedService(t,
+		token("runtime", "d-secret", httpapi.Dispatcher),
+		token("other", "o-secret", httpapi.Dispatcher),
+		token("desktop", "u-secret", httpapi.User),
+		token("audit", "a-secret", httpapi.Auditor),
+	)
 	runtime, other, person := s.as("d-secret"), s.as("o-secret"), s.as("u-secret")
 	mine, theirs, person2, auditor := runtime.events(""), other.events(""), person.events(""), s.as("a-secret").events("")
 	a := runtime.decide(shell("runtime-s", "git status"))
