@@ -106,7 +106,9 @@ func newEngine(t *testing.T, a pdp.Assessor) *pdp.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pdp.New(p, pdp.Components{Assessor: a, Shell: shell.Parser{}, Workspace: paths.Resolver{}})
+	// A generous evaluation timeout: these tests judge the assessor, and the
+	// race detector on a loaded machine must not turn answers into denies.
+	return pdp.New(p, pdp.Components{Assessor: a, Shell: shell.Parser{}, Workspace: paths.Resolver{}, EvalTimeout: 30 * time.Second})
 }
 
 func smartShell(cmd string) pdp.Call {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/paths"
@@ -101,7 +102,10 @@ func New(t testing.TB, opts ...Option) *Server {
 		t.Fatal(err)
 	}
 	s := &Server{Policy: policy, Store: store, DBPath: set.dbPath}
-	components := pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{}}
+	// Tests judge what is decided, not how fast: a generous evaluation
+	// timeout keeps a loaded machine or the race detector from turning an
+	// answer into the fail-closed deny (tests of the timeout set their own).
+	components := pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{}, EvalTimeout: 30 * time.Second}
 	cfg := httpapi.Config{Store: store}
 	if set.feed {
 		if s.Feed, err = feed.New(ctx, store, feed.Options{}); err != nil {
