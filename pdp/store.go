@@ -3,6 +3,7 @@ package pdp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/toolperm/pdp/api"
@@ -102,6 +103,39 @@ func AssembleTree(chain []StoredSession, grants []Grant) *Session {
 	}
 	root.Grants = append(root.Grants, grants...)
 	return parent
+}
+
+// GrantFingerprints are what an answer grants: the call's fingerprint,
+// or each part's that no rule or grant allows yet. A call of which any
+// such part has none is not grantable.
+func GrantFingerprints(rec DecisionEvent) ([]string, error) {
+	if !rec.Grantable || rec.Capability == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNotGrantable, notGrantableReason(rec))
+	}
+	if rec.Fingerprint != nil {
+		return []string{*rec.Fingerprint}, nil
+	}
+	var out []string
+	for _, p := range rec.Parts {
+		if p.Decision != nil && *p.Decision == Allow {
+			continue
+		}
+		if p.Fingerprint == nil {
+			return nil, fmt.Errorf("%w: the part %q has no fingerprint", ErrNotGrantable, p.Text)
+		}
+		out = append(out, *p.Fingerprint)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: %s", ErrNotGrantable, notGrantableReason(rec))
+	}
+	return out, nil
+}
+
+func notGrantableReason(rec DecisionEvent) string {
+	if rec.Capability == nil || *rec.Capability != "shell.exec" {
+		return "only shell commands can be allowed for the session; path capabilities never can"
+	}
+	return "a part of the command is not one plain command with a literal program (substitutions, file redirections, assignments, wrappers, interpreters and dangerous programs have no fingerprint), or a command rule denies or asks for it"
 }
 
 // SessionStore keeps sessions and their trees.

@@ -9,38 +9,12 @@ import (
 	"github.com/toolperm/pdp/pdp"
 )
 
-// grantFingerprints are what an answer grants: the call's fingerprint,
-// or each part's that no rule or grant allows yet. A call of which any
-// such part has none is not grantable.
-func grantFingerprints(rec pdp.DecisionEvent) ([]string, error) {
-	if !rec.Grantable || rec.Capability == nil {
-		return nil, fmt.Errorf("%w: %s", pdp.ErrNotGrantable, notGrantableReason(rec))
-	}
-	if rec.Fingerprint != nil {
-		return []string{*rec.Fingerprint}, nil
-	}
-	var out []string
-	for _, p := range rec.Parts {
-		if p.Decision != nil && *p.Decision == pdp.Allow {
-			continue
-		}
-		if p.Fingerprint == nil {
-			return nil, fmt.Errorf("%w: the part %q has no fingerprint", pdp.ErrNotGrantable, p.Text)
-		}
-		out = append(out, *p.Fingerprint)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: %s", pdp.ErrNotGrantable, notGrantableReason(rec))
-	}
-	return out, nil
-}
-
 // grantParts stores the grants an allow_session or allow_project answer
 // gives, on the root of the session's tree; a project grant also names
 // the root's workspace and owner, which every session of that owner with
 // that workspace shares. It returns the first grant's id.
 func grantParts(ctx context.Context, tx pgx.Tx, rec pdp.DecisionEvent, rootID, answer string, now time.Time) (int64, error) {
-	fingerprints, err := grantFingerprints(rec)
+	fingerprints, err := pdp.GrantFingerprints(rec)
 	if err != nil {
 		return 0, err
 	}

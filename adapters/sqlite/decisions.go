@@ -182,13 +182,6 @@ func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) 
 	return rec, nil
 }
 
-func notGrantableReason(rec pdp.DecisionEvent) string {
-	if rec.Capability == nil || *rec.Capability != "shell.exec" {
-		return "only shell commands can be allowed for the session; path capabilities never can"
-	}
-	return "a part of the command is not one plain command with a literal program (substitutions, file redirections, assignments, wrappers, interpreters and dangerous programs have no fingerprint), or a command rule denies or asks for it"
-}
-
 type scanner interface{ Scan(dest ...any) error }
 
 func scanDecision(row scanner) (pdp.DecisionEvent, error) {
