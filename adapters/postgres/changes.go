@@ -3,11 +3,11 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -91,12 +91,7 @@ func (s *Store) ChangesAfter(ctx context.Context, after int64, limit int) ([]pdp
 			return nil, fmt.Errorf("reading the change log: %w", err)
 		}
 		c.Time = t.UTC()
-		if session != nil {
-			var rec pdp.StoredSession
-			if json.Unmarshal([]byte(*session), &rec) == nil {
-				c.Session = &rec
-			}
-		}
+		c.Session = storerows.ChangeSession(session)
 		id := ""
 		if decisionID != nil {
 			id = *decisionID
@@ -108,19 +103,8 @@ func (s *Store) ChangesAfter(ctx context.Context, after int64, limit int) ([]pdp
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading the change log: %w", err)
 	}
-	for i, id := range decisionIDs {
-		if id == "" {
-			continue
-		}
-		rec, err := s.Decision(ctx, id)
-		switch {
-		case errors.Is(err, pdp.ErrNotFound):
-			// Pruned from the trail since: the change stays, without it.
-		case err != nil:
-			return nil, err
-		default:
-			out[i].Decision = &rec
-		}
+	if err := storerows.AttachDecisions(ctx, out, decisionIDs, s.Decision); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

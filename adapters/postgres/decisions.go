@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -185,33 +186,11 @@ func scanDecision(row scanner, extra ...any) (pdp.DecisionEvent, error) {
 		return rec, err
 	}
 	rec.Time = t.UTC()
-	if toolUseID != nil {
-		rec.ToolUseID = *toolUseID
+	c := storerows.DecisionColumns{Args: args, DangerVerdict: dangerVerdict, DangerBy: dangerBy, Answer: answer, Channel: channel,
+		GrantID: grantID, ToolUseID: toolUseID, AnsweredBy: answeredBy}
+	if answeredAt != nil {
+		c.AnsweredAt = answeredAt.UTC()
 	}
-	rec.NeedApproval = rec.Decision.Decision == pdp.Ask
-	if dangerVerdict != nil {
-		rec.Danger = &pdp.Danger{Verdict: *dangerVerdict}
-		if dangerBy != nil {
-			rec.Danger.By = *dangerBy
-		}
-	}
-	if err := json.Unmarshal([]byte(args), &rec.Args); err != nil {
-		rec.Args = map[string]any{}
-	}
-	if answer != nil {
-		rec.Answer = &pdp.Answer{Answer: *answer}
-		if channel != nil {
-			rec.Answer.Channel = *channel
-		}
-		if answeredAt != nil {
-			rec.Answer.AnsweredAt = answeredAt.UTC()
-		}
-		if grantID != nil {
-			rec.Answer.GrantID = *grantID
-		}
-		if answeredBy != nil {
-			rec.Answer.By = *answeredBy
-		}
-	}
+	storerows.Decision(&rec, c)
 	return rec, nil
 }

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -123,30 +123,8 @@ func scanSession(row scanner, extra ...any) (pdp.StoredSession, error) {
 	if err := row.Scan(dest...); err != nil {
 		return rec, err
 	}
-	// A stored value outside the known ones reads as the strict default.
-	if !slices.Contains(pdp.Levels, rec.PermissionLevel) {
-		rec.PermissionLevel = pdp.ReadOnly
-	}
-	if !slices.Contains(pdp.Modes, rec.Mode) {
-		rec.Mode = pdp.OnDemand
-	}
-	if rec.ExecutionMode != pdp.Cloud {
-		rec.ExecutionMode = pdp.Local
-	}
-	if err := json.Unmarshal([]byte(rules), &rec.Rules); err != nil {
-		return rec, fmt.Errorf("session %q has unreadable rules: %w", rec.ID, err)
-	}
-	rec.CommandRules = map[string]string{}
-	if err := json.Unmarshal([]byte(commandRules), &rec.CommandRules); err != nil {
-		return rec, fmt.Errorf("session %q has unreadable command rules: %w", rec.ID, err)
-	}
-	if err := json.Unmarshal([]byte(pathRules), &rec.PathRules); err != nil {
-		return rec, fmt.Errorf("session %q has unreadable path rules: %w", rec.ID, err)
-	}
-	if scope != nil {
-		if err := json.Unmarshal([]byte(*scope), &rec.Scope); err != nil {
-			return rec, fmt.Errorf("session %q has an unreadable scope: %w", rec.ID, err)
-		}
+	if err := storerows.Session(&rec, storerows.SessionColumns{Rules: rules, PathRules: pathRules, Scope: scope, CommandRules: &commandRules}); err != nil {
+		return rec, err
 	}
 	if parent != nil {
 		rec.ParentSessionID = *parent

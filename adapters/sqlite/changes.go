@@ -4,10 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
+	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -71,12 +71,7 @@ func (s *Store) ChangesAfter(ctx context.Context, after int64, limit int) ([]pdp
 			return nil, fmt.Errorf("reading the change log: %w", err)
 		}
 		c.Time = parseTime(t)
-		if session.Valid {
-			var rec pdp.StoredSession
-			if json.Unmarshal([]byte(session.String), &rec) == nil {
-				c.Session = &rec
-			}
-		}
+		c.Session = storerows.ChangeSession(nullable(session))
 		out = append(out, c)
 		decisionIDs = append(decisionIDs, decisionID.String)
 	}
@@ -85,19 +80,8 @@ func (s *Store) ChangesAfter(ctx context.Context, after int64, limit int) ([]pdp
 		return nil, fmt.Errorf("reading the change log: %w", err)
 	}
 	rows.Close()
-	for i, id := range decisionIDs {
-		if id == "" {
-			continue
-		}
-		rec, err := s.Decision(ctx, id)
-		switch {
-		case errors.Is(err, pdp.ErrNotFound):
-			// Pruned from the trail since: the change stays, without it.
-		case err != nil:
-			return nil, err
-		default:
-			out[i].Decision = &rec
-		}
+	if err := storerows.AttachDecisions(ctx, out, decisionIDs, s.Decision); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

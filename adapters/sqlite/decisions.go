@@ -3,12 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -200,17 +200,15 @@ func scanDecision(row scanner) (pdp.DecisionEvent, error) {
 	rec.Capability = nullable(capability)
 	rec.Fingerprint = nullable(fingerprint)
 	rec.Grantable = grantable != 0
-	rec.ToolUseID = toolUseID.String
-	rec.NeedApproval = rec.Decision.Decision == pdp.Ask
-	if dangerVerdict.Valid {
-		rec.Danger = &pdp.Danger{Verdict: dangerVerdict.String, By: dangerBy.String}
-	}
-	if err := json.Unmarshal([]byte(args), &rec.Args); err != nil {
-		rec.Args = map[string]any{}
-	}
+	c := storerows.DecisionColumns{Args: args, DangerVerdict: nullable(dangerVerdict), DangerBy: nullable(dangerBy),
+		Answer: nullable(answer), Channel: nullable(channel), ToolUseID: nullable(toolUseID), AnsweredBy: nullable(answeredBy)}
 	if answer.Valid {
-		rec.Answer = &pdp.Answer{Answer: answer.String, Channel: channel.String, AnsweredAt: parseTime(answeredAt.String), GrantID: grantID.Int64, By: answeredBy.String}
+		c.AnsweredAt = parseTime(answeredAt.String)
 	}
+	if grantID.Valid {
+		c.GrantID = &grantID.Int64
+	}
+	storerows.Decision(&rec, c)
 	return rec, nil
 }
 

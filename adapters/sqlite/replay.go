@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -34,20 +35,5 @@ func (s *Store) EachRecorded(ctx context.Context, f pdp.ReplayFilter, fn func(pd
 		return fmt.Errorf("reading recorded decisions: %w", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var rd pdp.RecordedDecision
-		var recorded []byte
-		if err := rows.Scan(&rd.DecisionID, &rd.SessionID, &rd.Decision, &rd.Rule, &recorded); err != nil {
-			return fmt.Errorf("reading recorded decisions: %w", err)
-		}
-		if len(recorded) > 0 {
-			if rd.Recorded, err = pdp.DecodeRecorded(recorded); err != nil {
-				rd.Recorded = nil // unreadable: skipped like an unrecorded one
-			}
-		}
-		if err := fn(rd); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return storerows.EachRecorded(rows, fn)
 }

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
+	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -113,26 +113,9 @@ func (s *Store) getSession(ctx context.Context, db queryer, id string) (pdp.Stor
 	if err != nil {
 		return rec, fmt.Errorf("reading session %q: %w", id, err)
 	}
-	// A stored value outside the known ones reads as the strict default.
-	if !slices.Contains(pdp.Levels, rec.PermissionLevel) {
-		rec.PermissionLevel = pdp.ReadOnly
-	}
-	if !slices.Contains(pdp.Modes, rec.Mode) {
-		rec.Mode = pdp.OnDemand
-	}
-	if rec.ExecutionMode != pdp.Cloud {
-		rec.ExecutionMode = pdp.Local
-	}
-	if err := json.Unmarshal([]byte(rules), &rec.Rules); err != nil {
-		return rec, fmt.Errorf("session %q has unreadable rules: %w", id, err)
-	}
-	if err := json.Unmarshal([]byte(pathRules), &rec.PathRules); err != nil {
-		return rec, fmt.Errorf("session %q has unreadable path rules: %w", id, err)
-	}
-	if scope.Valid {
-		if err := json.Unmarshal([]byte(scope.String), &rec.Scope); err != nil {
-			return rec, fmt.Errorf("session %q has an unreadable scope: %w", id, err)
-		}
+	// Command rules are in their own table (readCommandRules).
+	if err := storerows.Session(&rec, storerows.SessionColumns{Rules: rules, PathRules: pathRules, Scope: nullable(scope)}); err != nil {
+		return rec, err
 	}
 	if rec.CommandRules, err = readCommandRules(ctx, db, id); err != nil {
 		return rec, err

@@ -1,0 +1,51 @@
+package storerows
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/toolperm/pdp/pdp"
+)
+
+// SessionColumns are a session row's encoded columns.
+type SessionColumns struct {
+	Rules     string  // a JSON object
+	PathRules string  // a JSON object
+	Scope     *string // a JSON array, or NULL
+	// CommandRules is a JSON object, or nil where the backend keeps
+	// command rules elsewhere.
+	CommandRules *string
+}
+
+// Session completes rec, scanned from a row, with its encoded columns.
+// A stored value outside the known ones reads as the strict default.
+func Session(rec *pdp.StoredSession, c SessionColumns) error {
+	if !slices.Contains(pdp.Levels, rec.PermissionLevel) {
+		rec.PermissionLevel = pdp.ReadOnly
+	}
+	if !slices.Contains(pdp.Modes, rec.Mode) {
+		rec.Mode = pdp.OnDemand
+	}
+	if rec.ExecutionMode != pdp.Cloud {
+		rec.ExecutionMode = pdp.Local
+	}
+	if err := json.Unmarshal([]byte(c.Rules), &rec.Rules); err != nil {
+		return fmt.Errorf("session %q has unreadable rules: %w", rec.ID, err)
+	}
+	if c.CommandRules != nil {
+		rec.CommandRules = map[string]string{}
+		if err := json.Unmarshal([]byte(*c.CommandRules), &rec.CommandRules); err != nil {
+			return fmt.Errorf("session %q has unreadable command rules: %w", rec.ID, err)
+		}
+	}
+	if err := json.Unmarshal([]byte(c.PathRules), &rec.PathRules); err != nil {
+		return fmt.Errorf("session %q has unreadable path rules: %w", rec.ID, err)
+	}
+	if c.Scope != nil {
+		if err := json.Unmarshal([]byte(*c.Scope), &rec.Scope); err != nil {
+			return fmt.Errorf("session %q has an unreadable scope: %w", rec.ID, err)
+		}
+	}
+	return nil
+}
