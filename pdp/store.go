@@ -58,6 +58,27 @@ type SessionPatch struct {
 	PathRulesSet    bool
 }
 
+// ApplySettings changes rec's level, mode, rules and path rules as the
+// patch says and reports whether the level changed (which the change
+// log records). Command rules are left to the store: each keeps them
+// its own way.
+func (p SessionPatch) ApplySettings(rec *StoredSession) (levelChanged bool) {
+	levelChanged = p.PermissionLevel != nil && *p.PermissionLevel != rec.PermissionLevel
+	if p.PermissionLevel != nil {
+		rec.PermissionLevel = *p.PermissionLevel
+	}
+	if p.Mode != nil {
+		rec.Mode = *p.Mode
+	}
+	if p.RulesSet {
+		rec.Rules = p.Rules
+	}
+	if p.PathRulesSet {
+		rec.PathRules = p.PathRules
+	}
+	return levelChanged
+}
+
 // DecisionFilter selects decisions for listing, newest first; zero values
 // select everything.
 type DecisionFilter struct {

@@ -136,19 +136,7 @@ func (s *Store) UpdateSession(ctx context.Context, id string, p pdp.SessionPatch
 	if err != nil {
 		return rec, err
 	}
-	levelChanged := p.PermissionLevel != nil && *p.PermissionLevel != rec.PermissionLevel
-	if p.PermissionLevel != nil {
-		rec.PermissionLevel = *p.PermissionLevel
-	}
-	if p.Mode != nil {
-		rec.Mode = *p.Mode
-	}
-	if p.RulesSet {
-		rec.Rules = p.Rules
-	}
-	if p.PathRulesSet {
-		rec.PathRules = p.PathRules
-	}
+	levelChanged := p.ApplySettings(&rec)
 	rec.UpdatedAt = s.now()
 	rules, _, err := encodeRulesScope(rec)
 	if err != nil {
