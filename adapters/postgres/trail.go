@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -43,34 +44,29 @@ const exportChunk = 1000
 // EachDecision calls fn with every event at or after since, oldest first,
 // until fn returns an error, reading in chunks along the id index.
 func (s *Store) EachDecision(ctx context.Context, since time.Time, fn func(pdp.DecisionEvent) error) error {
-	from, after := "id >= $1", pdp.DecisionIDFloor(since)
-	for {
+	return storerows.EachInChunks(pdp.DecisionIDFloor(since), exportChunk, func(after string, first bool) ([]pdp.DecisionEvent, error) {
+		from := "id > $1"
+		if first {
+			from = "id >= $1"
+		}
 		rows, err := s.pool.Query(ctx, `SELECT `+decisionColumns+` FROM decisions WHERE `+from+` AND time >= $2 ORDER BY id LIMIT $3`,
 			after, utc(since), exportChunk)
 		if err != nil {
-			return fmt.Errorf("reading the audit trail: %w", err)
+			return nil, fmt.Errorf("reading the audit trail: %w", err)
 		}
 		var chunk []pdp.DecisionEvent
 		for rows.Next() {
 			rec, err := scanDecision(rows)
 			if err != nil {
 				rows.Close()
-				return fmt.Errorf("reading the audit trail: %w", err)
+				return nil, fmt.Errorf("reading the audit trail: %w", err)
 			}
 			chunk = append(chunk, rec)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return fmt.Errorf("reading the audit trail: %w", err)
+			return nil, fmt.Errorf("reading the audit trail: %w", err)
 		}
-		for _, rec := range chunk {
-			if err := fn(rec); err != nil {
-				return err
-			}
-		}
-		if len(chunk) < exportChunk {
-			return nil
-		}
-		from, after = "id > $1", chunk[len(chunk)-1].DecisionID
-	}
+		return chunk, nil
+	}, fn)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -86,34 +87,29 @@ const exportChunk = 1000
 // until fn returns an error. Events are read in chunks along the id
 // index, so a long export holds no read transaction open.
 func (s *Store) EachDecision(ctx context.Context, since time.Time, fn func(pdp.DecisionEvent) error) error {
-	from, after := "id >= ?", pdp.DecisionIDFloor(since)
 	cut := formatTime(since)
-	for {
+	return storerows.EachInChunks(pdp.DecisionIDFloor(since), exportChunk, func(after string, first bool) ([]pdp.DecisionEvent, error) {
+		from := "id > ?"
+		if first {
+			from = "id >= ?"
+		}
 		rows, err := s.read.QueryContext(ctx, `SELECT `+decisionColumns+` FROM decisions WHERE `+from+` AND +time >= ? ORDER BY id LIMIT ?`,
 			after, cut, exportChunk)
 		if err != nil {
-			return fmt.Errorf("reading the audit trail: %w", err)
+			return nil, fmt.Errorf("reading the audit trail: %w", err)
 		}
 		var chunk []pdp.DecisionEvent
 		for rows.Next() {
 			rec, err := scanDecision(rows)
 			if err != nil {
 				rows.Close()
-				return err
+				return nil, err
 			}
 			chunk = append(chunk, rec)
 		}
 		if err := rows.Close(); err != nil {
-			return err
+			return nil, err
 		}
-		for _, rec := range chunk {
-			if err := fn(rec); err != nil {
-				return err
-			}
-		}
-		if len(chunk) < exportChunk {
-			return nil
-		}
-		from, after = "id > ?", chunk[len(chunk)-1].DecisionID
-	}
+		return chunk, nil
+	}, fn)
 }
