@@ -80,28 +80,10 @@ func (s *Store) ChangesAfter(ctx context.Context, after int64, limit int) ([]pdp
 	if err != nil {
 		return nil, fmt.Errorf("reading the change log: %w", err)
 	}
-	var out []pdp.Change
-	var decisionIDs []string
-	for rows.Next() {
-		var c pdp.Change
-		var t time.Time
-		var decisionID, session *string
-		if err := rows.Scan(&c.Seq, &t, &c.Kind, &c.SessionID, &decisionID, &session); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("reading the change log: %w", err)
-		}
-		c.Time = t.UTC()
-		c.Session = storerows.ChangeSession(session)
-		id := ""
-		if decisionID != nil {
-			id = *decisionID
-		}
-		out = append(out, c)
-		decisionIDs = append(decisionIDs, id)
-	}
+	out, decisionIDs, err := storerows.Changes(rows, time.Time.UTC)
 	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading the change log: %w", err)
+	if err != nil {
+		return nil, err
 	}
 	if err := storerows.AttachDecisions(ctx, out, decisionIDs, s.Decision); err != nil {
 		return nil, err

@@ -60,26 +60,11 @@ func (s *Store) ChangesAfter(ctx context.Context, after int64, limit int) ([]pdp
 	if err != nil {
 		return nil, fmt.Errorf("reading the change log: %w", err)
 	}
-	var out []pdp.Change
-	var decisionIDs []string
-	for rows.Next() {
-		var c pdp.Change
-		var t string
-		var decisionID, session sql.NullString
-		if err := rows.Scan(&c.Seq, &t, &c.Kind, &c.SessionID, &decisionID, &session); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("reading the change log: %w", err)
-		}
-		c.Time = parseTime(t)
-		c.Session = storerows.ChangeSession(nullable(session))
-		out = append(out, c)
-		decisionIDs = append(decisionIDs, decisionID.String)
-	}
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		return nil, fmt.Errorf("reading the change log: %w", err)
-	}
+	out, decisionIDs, err := storerows.Changes(rows, parseTime)
 	rows.Close()
+	if err != nil {
+		return nil, err
+	}
 	if err := storerows.AttachDecisions(ctx, out, decisionIDs, s.Decision); err != nil {
 		return nil, err
 	}
