@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/toolperm/pdp/internal/schema"
 )
 
 // migrations are applied in order, each once; never edit one that has
@@ -139,15 +140,12 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if err := conn.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
 		return err
 	}
-	if current >= len(migrations) {
-		return fmt.Errorf("database schema version %d is newer than this binary knows (%d)", current, len(migrations)-1)
-	}
-	for v := current + 1; v < len(migrations); v++ {
+	return schema.Migrate(current, migrations, func(v int, migration string) error {
 		tx, err := conn.Begin(ctx)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+		if _, err := tx.Exec(ctx, migration); err != nil {
 			tx.Rollback(ctx)
 			return fmt.Errorf("migration %d: %w", v, err)
 		}
@@ -158,6 +156,6 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		if err := tx.Commit(ctx); err != nil {
 			return fmt.Errorf("migration %d: %w", v, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/toolperm/pdp/internal/schema"
 )
 
 // migrations are applied in order, each once; never edit one that has
@@ -143,15 +145,12 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
 		return err
 	}
-	if current >= len(migrations) {
-		return fmt.Errorf("database schema version %d is newer than this binary knows (%d)", current, len(migrations)-1)
-	}
-	for v := current + 1; v < len(migrations); v++ {
+	return schema.Migrate(current, migrations, func(v int, migration string) error {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+		if _, err := tx.ExecContext(ctx, migration); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("migration %d: %w", v, err)
 		}
@@ -162,6 +161,6 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		if err := tx.Commit(); err != nil {
 			return fmt.Errorf("migration %d: %w", v, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
