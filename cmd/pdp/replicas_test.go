@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -254,9 +255,14 @@ func TestReplicaKilledUnderLoad(t *testing.T) {
 	a, b := startReplica(t, db, "a"), startReplica(t, db, "b")
 	stopA, stopB := make(chan struct{}), make(chan struct{})
 	doneA, doneB := make(chan []string), make(chan []string)
-	go func() { doneA <- hammer(a.url, stopA) }()
-	go func() { doneB <- hammer(b.url, stopB) }()
-	time.Sleep(2 * time.Second)
+	var countA, countB atomic.Int64
+	go func() { doneA <- hammer(a.url, stopA, &countA) }()
+	go func() { doneB <- hammer(b.url, stopB, &countB) }()
+	// Until each replica has answered enough (at most a minute: a slow
+	// machine or the race detector answers fewer a second).
+	for deadline := time.Now().Add(time.Minute); (countA.Load() < 50 || countB.Load() < 50) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func startCmd(t *testing.T, cmd *exec.Cmd) string {
 
 // hammer sends decisions from 16 clients until stop is closed, and
 // returns the ids of every decision whose answer a client received.
-func hammer(url string, stop <-chan struct{}) []string {
+func hammer(url string, stop <-chan struct{}, count *atomic.Int64) []string {
 	var mu sync.Mutex
 	var answered []string
 	var wg sync.WaitGroup
@@ -74,6 +75,7 @@ func hammer(url string, stop <-chan struct{}) []string {
 					mu.Lock()
 					answered = append(answered, d.DecisionID)
 					mu.Unlock()
+					count.Add(1)
 				}
 			}
 		}(w)
@@ -82,16 +84,21 @@ func hammer(url string, stop <-chan struct{}) []string {
 	return answered
 }
 
-// underLoad starts `pdp serve` on db, drives it with 16 clients for
-// warmup, then runs stopServer while the load goes on, and returns the
-// ids of every decision a client got an answer for.
-func underLoad(t *testing.T, db string, warmup time.Duration, stopServer func(*exec.Cmd)) []string {
+// underLoad starts `pdp serve` on db, drives it with 16 clients until
+// they have had at least warmup answers (at most a minute: a slow machine
+// or the race detector answers fewer a second), then runs stopServer
+// while the load goes on, and returns the ids of every decision a client
+// got an answer for.
+func underLoad(t *testing.T, db string, warmup int64, stopServer func(*exec.Cmd)) []string {
 	t.Helper()
 	cmd, url := startServer(t, db)
 	stop := make(chan struct{})
 	done := make(chan []string)
-	go func() { done <- hammer(url, stop) }()
-	time.Sleep(warmup)
+	var count atomic.Int64
+	go func() { done <- hammer(url, stop, &count) }()
+	for deadline := time.Now().Add(time.Minute); count.Load() < warmup && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	stopServer(cmd)
 	close(stop)
 	return <-done
@@ -119,7 +126,7 @@ func TestCrashLosesNoAnsweredDecision(t *testing.T) {
 		t.Skip("starts a server process")
 	}
 	db := filepath.Join(t.TempDir(), "pdp.db")
-	answered := underLoad(t, db, 1500*time.Millisecond, func(cmd *exec.Cmd) {
+	answered := underLoad(t, db, 200, func(cmd *exec.Cmd) {
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +146,7 @@ func TestGracefulShutdownCommitsInFlightDecisions(t *testing.T) {
 		t.Skip("starts a server process")
 	}
 	db := filepath.Join(t.TempDir(), "pdp.db")
-	answered := underLoad(t, db, time.Second, func(cmd *exec.Cmd) {
+	answered := underLoad(t, db, 100, func(cmd *exec.Cmd) {
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
