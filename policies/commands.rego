@@ -192,14 +192,25 @@ harmless_redirect(r) if {
 part_fingerprint(p) := p.argv[0] if {
 	plain_part(p)
 	count(p.argv) == 1
+	fingerprint_word(p.argv[0])
 	not part_ungrantable(p.argv[0])
 } else := concat(" ", array.slice(p.argv, 0, 2)) if {
 	plain_part(p)
 	count(p.argv) > 1
 	p.literal[1] == true
+	fingerprint_word(p.argv[0])
+	fingerprint_word(p.argv[1])
 	second_word_grantable(p.argv)
 	not part_ungrantable(p.argv[0])
 	not risky_view(p) # git branch -D is more than a grant for "git branch" names
+}
+
+# fingerprint_word: a word a fingerprint can name without ambiguity. A
+# word with a space or other white space in it ('git status' quoted as one
+# program name) would read as two words, so it is never grantable.
+fingerprint_word(w) if {
+	w != ""
+	not regex.match(`\s`, w)
 }
 
 second_word_grantable(argv) if not startswith(argv[1], "-")

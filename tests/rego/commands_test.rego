@@ -174,3 +174,13 @@ test_a_compound_with_an_ungrantable_part_is_not_grantable if {
 	d.grantable == false
 	d.parts[1].fingerprint == null
 }
+
+test_a_word_with_white_space_has_no_fingerprint if {
+	# 'git status' quoted is one program name, not "git" and "status": a
+	# fingerprint naming it would read as the grant for git status.
+	toolperm.fingerprint == null with input as cmd_call(plain(["git status"]), {})
+	toolperm.fingerprint == null with input as cmd_call(plain(["git", "status\t"]), {})
+	toolperm.fingerprint == null with input as cmd_call(plain(["0 "]), {})
+	toolperm.fingerprint == "git status" with input as cmd_call(plain(["git", "status"]), {})
+	toolperm.fingerprint == "pwd" with input as cmd_call(plain(["pwd"]), {})
+}
