@@ -43,10 +43,11 @@ func (e *Engine) evaluate(ctx context.Context, p *Policy, call Call) (Decision, 
 // whose request ends while it is parsed, is not parsed: never grantable.
 func (pl *pipeline) parseCommand(ctx context.Context) error {
 	args := pl.call.Request.Args
-	cmd, isCommand := args["command"].(string)
+	rawCmd, _ := Argument(args, "command")
+	cmd, isCommand := rawCmd.(string)
 	var argv []string
 	if !isCommand {
-		if raw, ok := args["argv"]; ok && raw != nil {
+		if raw, ok := Argument(args, "argv"); ok && raw != nil {
 			argv, _ = stringList(raw)
 		}
 		if len(argv) == 0 {

@@ -53,12 +53,12 @@ func ValidateRequest(r Request) error {
 	if r.Capability != "" && !ValidCapability(r.Capability) {
 		return invalid("invalid_capability", "capability %q is not a dotted id of [a-z0-9_-] segments", truncate(r.Capability))
 	}
-	if cmd, ok := r.Args["command"]; ok && cmd != nil {
+	if cmd, ok := Argument(r.Args, "command"); ok && cmd != nil {
 		if _, isString := cmd.(string); !isString {
 			return invalid("invalid_args", "args.command must be a string, got %T", cmd)
 		}
 	}
-	if argv, ok := r.Args["argv"]; ok && argv != nil {
+	if argv, ok := Argument(r.Args, "argv"); ok && argv != nil {
 		if _, err := stringList(argv); err != nil {
 			return invalid("invalid_args", "args.argv %s", err)
 		}
@@ -170,4 +170,19 @@ func truncate(s string) string {
 		return s
 	}
 	return strings.ToValidUTF8(s[:max], "") + "…"
+}
+
+// Argument is the argument named name, matched without regard to case as
+// a tool may match it ("Command" is the command): the exact key first,
+// else the one key equal to it but for case.
+func Argument(args map[string]any, name string) (any, bool) {
+	if v, ok := args[name]; ok {
+		return v, true
+	}
+	for k, v := range args {
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return nil, false
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
+	"github.com/toolperm/pdp/api"
 )
 
 // decodeJSON reads the body into v strictly: one JSON object, no unknown
@@ -32,6 +33,9 @@ func decodeJSON(c echo.Context, v any) error {
 	}
 	if dec.More() {
 		return fail(http.StatusBadRequest, "invalid_json", "invalid JSON body: more than one JSON value")
+	}
+	if err := api.DuplicateKeys(raw); err != nil {
+		return fail(http.StatusBadRequest, "ambiguous_argument", "%v: which one a tool reads is its own business, so the body is refused", err)
 	}
 	return nil
 }

@@ -161,10 +161,10 @@ func (c *collector) undeclared(shown, s string) {
 		}
 		add(fileURI(whole))
 	}
-	if strings.ContainsAny(s, tokenBreaks) {
-		for _, tok := range pathTokens(s) {
-			add(tok)
-		}
+	// Its path-looking words, and the parts of a host:/path or PATH list
+	// (a single word too).
+	for _, tok := range pathTokens(s) {
+		add(tok)
 	}
 	// A tool may expand a glob it is given: judge every alternative.
 	if strings.ContainsAny(s, "*?[{") {
@@ -225,9 +225,32 @@ func isScheme(s string) bool {
 
 func isLetter(b byte) bool { return (b|0x20) >= 'a' && (b|0x20) <= 'z' }
 
-// isFileURI reports whether s is a file: URI (any case).
+// isFileURI reports whether s is a file: URI (any case), read the way
+// URL parsers read it: surrounding space and C0 controls ignored, tabs
+// and newlines anywhere dropped, an "<URL:…>" wrapper taken off.
 func isFileURI(s string) bool {
+	s = urlText(s)
 	return len(s) >= 5 && strings.EqualFold(s[:5], "file:")
+}
+
+// urlText is s as a URL parser sees it (WHATWG: leading and trailing C0
+// controls and spaces trimmed, ASCII tab and newline removed anywhere;
+// RFC 3986 appendix C: an "<URL:…>" or "<…>" wrapper).
+func urlText(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return -1
+		}
+		return r
+	}, s)
+	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+	if strings.HasPrefix(s, "<") && strings.HasSuffix(s, ">") {
+		s = strings.TrimFunc(s[1:len(s)-1], func(r rune) bool { return r <= ' ' })
+		if len(s) >= 4 && strings.EqualFold(s[:4], "URL:") {
+			s = strings.TrimFunc(s[4:], func(r rune) bool { return r <= ' ' })
+		}
+	}
+	return s
 }
 
 // fileURI turns a file: URI into the path it names (percent-decoded;
@@ -237,7 +260,7 @@ func fileURI(s string) string {
 	if !isFileURI(s) {
 		return s
 	}
-	rest := s[5:]
+	rest := urlText(s)[5:]
 	if strings.HasPrefix(rest, "//") {
 		rest = rest[2:]
 		if i := strings.IndexByte(rest, '/'); i >= 0 {
@@ -265,7 +288,9 @@ func fileURI(s string) string {
 func patchFiles(patch string) []string {
 	var out []string
 	for _, line := range strings.Split(patch, "\n") {
-		line = strings.TrimRight(line, "\r")
+		// Patch tools forgive padding around their markers, so the PDP
+		// reads the line as they do.
+		line = strings.TrimSpace(line)
 		for _, prefix := range []string{"*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:", "rename from ", "rename to ", "copy from ", "copy to "} {
 			if strings.HasPrefix(line, prefix) {
 				out = append(out, strings.TrimSpace(line[len(prefix):]))

@@ -67,6 +67,14 @@ func TestEveryArgumentThatMayNameAFileIsChecked(t *testing.T) {
 		{"process-relative paths", &readFile, map[string]any{"path": "/proc/self/root/etc/passwd"}, true},
 		{"another process", &readFile, map[string]any{"path": "/proc/1/cwd"}, true},
 		{"a descriptor", &readFile, map[string]any{"path": "/dev/fd/3"}, true},
+		{"a padded patch marker", &applyPatch, map[string]any{"input": "*** Begin Patch\n *** Add File: /etc/cron.d/x\n+x\n*** End Patch"}, true},
+		{"a tab before a patch marker", &applyPatch, map[string]any{"input": "\t*** Update File: ../../etc/passwd\n"}, true},
+		{"a file URI after a space", &fetchTool, map[string]any{"url": " file:///etc/shadow"}, true},
+		{"a file URI with a tab inside", &fetchTool, map[string]any{"url": "fi\tle:///etc/passwd"}, true},
+		{"a wrapped file URI", &fetchTool, map[string]any{"url": "<URL:file:///etc/passwd>"}, true},
+		{"host:/path as one word", nil, map[string]any{"src": "localhost:/etc/shadow"}, true},
+		{"a PATH list as one word", nil, map[string]any{"env": map[string]any{"LD_LIBRARY_PATH": "lib:/etc"}}, true},
+		{"dotdot before a colon", nil, map[string]any{"x": "..:x"}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -112,12 +112,30 @@ func TestKeysEqualButForCase(t *testing.T) {
 	}
 }
 
+// TestExactDuplicateKeysAreRefused: JSON keeps one of two equal keys
+// silently; the PDP refuses the body rather than judge one of them.
+func TestExactDuplicateKeysAreRefused(t *testing.T) {
+	for name, body := range map[string]string{
+		"top level": `{"session_id":"s","tool":"write_file","args":{"path":"/etc/passwd","path":"ok.txt"},"session":{"permission_level":"FULL","mode":"allow-all","workspace":"/w"}}`,
+		"nested":    `{"session_id":"s","tool":"mcp__x__y","args":{"o":{"dest":"/etc/x","dest":"ok"}},"session":{"permission_level":"FULL","mode":"allow-all","workspace":"/w","rules":{"mcp.*":"allow"}}}`,
+		"a field":   `{"session_id":"s","session_id":"t","tool":"read_file","args":{"path":"a"}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			doc, out, err := runPDP(t, body, "decide")
+			if err == nil || !strings.Contains(err.Error(), "twice") {
+				t.Fatalf("got %v / %v, want the duplicate refused\n%s", doc["decision"], err, out)
+			}
+		})
+	}
+}
+
 // TestStdinWriteCarryingACommand: a stdin write that also carries a
 // command is judged as shell.exec, never as shell.stdin.
 func TestStdinWriteCarryingACommand(t *testing.T) {
 	for name, args := range map[string]map[string]any{
-		"the reproduction": {"action": "write_stdin", "command": "rm -rf ~"},
-		"argv":             {"action": "write_stdin", "argv": []any{"rm", "-rf", "/"}},
+		"the reproduction":        {"action": "write_stdin", "command": "rm -rf ~"},
+		"argv":                    {"action": "write_stdin", "argv": []any{"rm", "-rf", "/"}},
+		"the key in another case": {"action": "write_stdin", "Command": "rm -rf ~"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			body, _ := json.Marshal(map[string]any{"session_id": "s", "tool": "shell", "args": args, "session": map[string]any{"workspace": "/w"}})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/adapters/shell"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -93,6 +94,9 @@ func readCall(r io.Reader) (pdp.Call, error) {
 	}
 	if dec.More() {
 		return pdp.Call{}, errors.New("invalid JSON body: more than one JSON value on stdin")
+	}
+	if err := api.DuplicateKeys(raw); err != nil {
+		return pdp.Call{}, pdp.Invalid("ambiguous_argument", "%v: which one a tool reads is its own business, so the body is refused", err)
 	}
 	return pdp.Call{Request: body.Request, Session: pdp.InlineSession(body.Session, body.Cwd)}, nil
 }
