@@ -77,7 +77,51 @@ func (l Limits) Parse(ctx context.Context, command string) Facts {
 	if f.failed != nil {
 		return Facts{Error: f.failed.reason, Limit: f.failed.limit}
 	}
+	if f.Parsed && dialectsMayDiffer(command) {
+		f.asShReadsIt(ctx, l, command)
+	}
 	return f
+}
+
+// dialectsMayDiffer reports whether bash and a POSIX sh (dash, which runs
+// `sh -c` on Debian) may read the text as different commands: "&>" is a
+// redirection in bash but a background "&" in sh, "$'…'" and "$"…"" are
+// quotes in bash but a "$" and a plain quote in sh. (bash's "|&" and "<<<"
+// are syntax errors in sh, which then runs nothing.)
+func dialectsMayDiffer(command string) bool {
+	for _, s := range []string{"&>", "$'", "$\""} {
+		if strings.Contains(command, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// asShReadsIt adds the commands a POSIX sh would run to the facts, so a
+// deny or ask rule meets them too, and marks every part as evaluated: a
+// text whose meaning depends on the shell that runs it is never allowed
+// by a rule or grant, and SMART screens it.
+func (f *Facts) asShReadsIt(ctx context.Context, l Limits, command string) {
+	for i := range f.Parts {
+		f.Parts[i].Evaluated++
+	}
+	f.Evaluated++
+	// sh's reading, written as bash would read it: "&>" is a background
+	// "&" then a redirection, "$'" a plain "$" then a quote. A rewrite
+	// inside quotes only adds commands to check, never takes one away.
+	asSh := strings.NewReplacer("&>", "& >", "$'", "\\$'", "$\"", "\\$\"").Replace(command)
+	g := parse(newBudget(ctx, l.withDefaults()), asSh, 0, 0)
+	if !g.Parsed {
+		return
+	}
+	// sh's reading joins as parts of their own, after bash's.
+	offset := len(f.Commands)
+	f.Commands = append(f.Commands, g.Commands...)
+	for _, p := range g.Parts {
+		p.First, p.End = p.First+offset, p.End+offset
+		p.Evaluated++
+		f.Parts = append(f.Parts, p)
+	}
 }
 
 // parseTree checks the text against the budget, parses it and measures

@@ -154,3 +154,30 @@ func TestStdinWriteCarryingACommand(t *testing.T) {
 		t.Fatalf("a plain stdin write: %v %v (%v)\n%s", doc["capability"], doc["decision"], err, out)
 	}
 }
+
+// TestBashAndShReadings: args.command runs as `sh -c`, and sh (dash) reads
+// "&>" and "$'…'" differently from bash; a grant or allow rule never
+// covers such a command, and a deny rule meets sh's commands too.
+func TestBashAndShReadings(t *testing.T) {
+	grant := map[string]any{"workspace": "/w", "grants": []any{map[string]any{"capability": "shell.exec", "fingerprint": "git status"}}}
+	full := map[string]any{"workspace": "/w", "permission_level": "FULL", "mode": "allow-all", "command_rules": map[string]any{"git push --force": "deny"}}
+	cases := []struct {
+		name, command string
+		session       map[string]any
+		want          string
+	}{
+		{"&> is a background & in sh", "git status &>/dev/null rm -rf /w", grant, "ask"},
+		{"$'…' is no quote in sh", `git status $'\';id;#'`, grant, "ask"},
+		{"a deny meets sh's command", "echo x &>/dev/null git push --force", full, "deny"},
+		{"a plain redirection still rides on the grant", "git status 2>/dev/null", grant, "allow"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body, _ := json.Marshal(map[string]any{"session_id": "s", "tool": "shell", "args": map[string]any{"command": tc.command}, "session": tc.session})
+			doc, out, err := runPDP(t, string(body), "decide")
+			if err != nil || doc["decision"] != tc.want {
+				t.Fatalf("got %v (%v), want %s\n%s", doc["decision"], err, tc.want, out)
+			}
+		})
+	}
+}
