@@ -104,12 +104,32 @@ word_may_be(argv, literal, j, w) if {
 # command_views are the word lists a command may run: its own and, for
 # a wrapper (env, sudo, timeout, xargs, …), every suffix, since a prefix
 # cannot know which of a wrapper's words are its own options.
-command_views(cmd) := array.concat([cmd], [{"argv": array.slice(cmd.argv, i, n), "literal": array.slice(cmd.literal, i, n)} |
-	n := count(cmd.argv)
-	n > 1
+command_views(cmd) := array.concat(
+	array.concat([cmd], [{"argv": array.slice(cmd.argv, i, n), "literal": array.slice(cmd.literal, i, n)} |
+		n := count(cmd.argv)
+		n > 1
+		listed(cmd.argv[0], shell_wrappers)
+		some i in numbers.range(1, n - 1)
+	]),
+	split_string_views(cmd),
+)
+
+# split_string_views: a wrapper's word that carries a whole command line
+# of its own — env's -S"…" or --split-string=… — runs that line split at
+# white space; each of its suffixes is a view too.
+split_string_views(cmd) := [{"argv": array.slice(words, i, count(words)), "literal": [true | some _ in array.slice(words, i, count(words))]} |
+	count(cmd.argv) > 1
 	listed(cmd.argv[0], shell_wrappers)
-	some i in numbers.range(1, n - 1)
-])
+	some w in array.slice(cmd.argv, 1, count(cmd.argv))
+	line := split_string(w)
+	words := [x | some x in split(trim_space(line), " "); x != ""]
+	count(words) > 0
+	some i in numbers.range(0, count(words) - 1)
+]
+
+split_string(w) := substring(w, 2, -1) if startswith(w, "-S")
+
+split_string(w) := substring(w, 15, -1) if startswith(w, "--split-string=")
 
 # view_stop is the deny or ask a layer's rules give one view: the longest
 # prefix's action when it is deny or ask, else an ask for a deny or ask

@@ -184,3 +184,11 @@ test_a_word_with_white_space_has_no_fingerprint if {
 	toolperm.fingerprint == "git status" with input as cmd_call(plain(["git", "status"]), {})
 	toolperm.fingerprint == "pwd" with input as cmd_call(plain(["pwd"]), {})
 }
+
+test_deny_behind_a_split_string_or_a_double_dash if {
+	rules := {"permission_level": "FULL", "mode": "allow-all", "command_rules": {"git push --force": "deny"}}
+	expect(cmd_call(plain(["env", "-Sgit push --force"]), rules), "deny", "config", "git push --force")
+	expect(cmd_call(plain(["env", "-uX", "--split-string=git push --force"]), rules), "deny", "config", "git push --force")
+	expect(cmd_call(plain(["--", "git", "push", "--force"]), rules), "deny", "config", "git push --force")
+	expect(cmd_call(plain(["env", "-S"]), rules), "allow", "mode", "MODE")
+}
