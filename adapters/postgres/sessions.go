@@ -22,7 +22,7 @@ const sessionColumns = `id, permission_level, mode, execution_mode, workspace, r
 func (s *Store) CreateSession(ctx context.Context, rec pdp.StoredSession) (pdp.StoredSession, error) {
 	now := utc(s.now())
 	rec.CreatedAt, rec.UpdatedAt = now, now
-	rules, scope, err := encodeRulesScope(rec)
+	cols, err := encodeSessionJSON(rec)
 	if err != nil {
 		return rec, err
 	}
@@ -30,16 +30,8 @@ func (s *Store) CreateSession(ctx context.Context, rec pdp.StoredSession) (pdp.S
 	if rec.ParentSessionID != "" {
 		parent = &rec.ParentSessionID
 	}
-	pathRules, err := encodePathRules(rec)
-	if err != nil {
-		return rec, err
-	}
-	commandRules, err := encodeCommandRules(rec.CommandRules)
-	if err != nil {
-		return rec, err
-	}
 	_, err = s.pool.Exec(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)`,
-		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, parent, scope, rec.AssessorModel, rec.Owner, now, now, pathRules, commandRules)
+		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, cols.rules, parent, cols.scope, rec.AssessorModel, rec.Owner, now, now, cols.pathRules, cols.commandRules)
 	switch {
 	case pgCode(err) == uniqueViolation:
 		return rec, fmt.Errorf("session %q: %w", rec.ID, pdp.ErrExists)
@@ -60,20 +52,12 @@ func (s *Store) EnsureSession(ctx context.Context, rec pdp.StoredSession) (pdp.S
 		return got, err
 	}
 	now := utc(s.now())
-	rules, scope, err := encodeRulesScope(rec)
-	if err != nil {
-		return rec, err
-	}
-	pathRules, err := encodePathRules(rec)
-	if err != nil {
-		return rec, err
-	}
-	commandRules, err := encodeCommandRules(rec.CommandRules)
+	cols, err := encodeSessionJSON(rec)
 	if err != nil {
 		return rec, err
 	}
 	_, err = s.pool.Exec(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES ($1,$2,$3,$4,$5,$6,NULL,$7,$8,$9,$10,$11,$12,$13) ON CONFLICT (id) DO NOTHING`,
-		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, rules, scope, rec.AssessorModel, rec.Owner, now, now, pathRules, commandRules)
+		rec.ID, rec.PermissionLevel, rec.Mode, rec.ExecutionMode, rec.Workspace, cols.rules, cols.scope, rec.AssessorModel, rec.Owner, now, now, cols.pathRules, cols.commandRules)
 	if err != nil {
 		return rec, fmt.Errorf("creating session %q: %w", rec.ID, err)
 	}
@@ -149,20 +133,12 @@ func (s *Store) UpdateSession(ctx context.Context, id string, p pdp.SessionPatch
 		rec.CommandRules = p.CommandRules
 	}
 	rec.UpdatedAt = utc(s.now())
-	rules, _, err := encodeRulesScope(rec)
-	if err != nil {
-		return rec, err
-	}
-	pathRules, err := encodePathRules(rec)
-	if err != nil {
-		return rec, err
-	}
-	commandRules, err := encodeCommandRules(rec.CommandRules)
+	cols, err := encodeSessionJSON(rec)
 	if err != nil {
 		return rec, err
 	}
 	if _, err := tx.Exec(ctx, `UPDATE sessions SET permission_level = $1, mode = $2, rules = $3, path_rules = $4, command_rules = $5, updated_at = $6 WHERE id = $7`,
-		rec.PermissionLevel, rec.Mode, rules, pathRules, commandRules, rec.UpdatedAt, id); err != nil {
+		rec.PermissionLevel, rec.Mode, cols.rules, cols.pathRules, cols.commandRules, rec.UpdatedAt, id); err != nil {
 		return rec, fmt.Errorf("updating session %q: %w", id, err)
 	}
 	if levelChanged {
@@ -261,6 +237,26 @@ func rootID(ctx context.Context, db queryer, id string) (string, error) {
 		return "", fmt.Errorf("finding the root of %q: %w", id, err)
 	}
 	return root, nil
+}
+
+// sessionJSON is a session's JSON columns, encoded.
+type sessionJSON struct {
+	rules, pathRules, commandRules string
+	scope                          *string
+}
+
+// encodeSessionJSON encodes every JSON column of a session once.
+func encodeSessionJSON(rec pdp.StoredSession) (sessionJSON, error) {
+	var c sessionJSON
+	var err error
+	if c.rules, c.scope, err = encodeRulesScope(rec); err != nil {
+		return c, err
+	}
+	if c.pathRules, err = encodePathRules(rec); err != nil {
+		return c, err
+	}
+	c.commandRules, err = encodeCommandRules(rec.CommandRules)
+	return c, err
 }
 
 func encodeRulesScope(rec pdp.StoredSession) (string, *string, error) {
