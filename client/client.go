@@ -75,25 +75,8 @@ func (e *Error) Error() string { return fmt.Sprintf("pdp: %d %s: %s", e.Status, 
 
 // Is lets errors.Is match an *Error against the sentinel errors by status.
 func (e *Error) Is(target error) bool {
-	switch target {
-	case ErrBadRequest:
-		return e.Status == http.StatusBadRequest
-	case ErrUnauthorized:
-		return e.Status == http.StatusUnauthorized
-	case ErrForbidden:
-		return e.Status == http.StatusForbidden
-	case ErrNotFound:
-		return e.Status == http.StatusNotFound
-	case ErrConflict:
-		return e.Status == http.StatusConflict
-	case ErrResumeTooOld:
-		return e.Status == http.StatusGone
-	case ErrNotGrantable:
-		return e.Status == http.StatusUnprocessableEntity
-	case ErrUnavailable:
-		return e.Status == http.StatusServiceUnavailable
-	}
-	return false
+	status, ok := sentinelStatus[target]
+	return ok && e.Status == status
 }
 
 // Sentinel errors to test with errors.Is.
@@ -109,6 +92,18 @@ var (
 	// id an event stream asked to resume from; list again and start anew.
 	ErrResumeTooOld = errors.New("resume too old")
 )
+
+// sentinelStatus is the HTTP status each sentinel error stands for.
+var sentinelStatus = map[error]int{
+	ErrBadRequest:   http.StatusBadRequest,
+	ErrUnauthorized: http.StatusUnauthorized,
+	ErrForbidden:    http.StatusForbidden,
+	ErrNotFound:     http.StatusNotFound,
+	ErrConflict:     http.StatusConflict,
+	ErrResumeTooOld: http.StatusGone,
+	ErrNotGrantable: http.StatusUnprocessableEntity,
+	ErrUnavailable:  http.StatusServiceUnavailable,
+}
 
 // do sends one request and decodes the answer into out.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {

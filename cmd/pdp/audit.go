@@ -40,9 +40,6 @@ func openTrail(cmd *cobra.Command) (database, config.Config, error) {
 	if err != nil {
 		return nil, cfg, err
 	}
-	if db, _ := cmd.Flags().GetString("db"); db != "" {
-		cfg.DB.Path = db
-	}
 	if !postgres.IsURL(cfg.DB.Path) {
 		if _, err := os.Stat(cfg.DB.Path); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -55,13 +52,27 @@ func openTrail(cmd *cobra.Command) (database, config.Config, error) {
 	return store, cfg, err
 }
 
-// sqliteTrail is the SQLite store of the commands that work on the file
-// itself (stats, vacuum).
-func sqliteTrail(store database, command string) (*sqlite.Store, error) {
-	if s, ok := store.(*sqlite.Store); ok {
-		return s, nil
+// withTrail opens the configured database (openTrail), gives it to use
+// and closes it.
+func withTrail(cmd *cobra.Command, use func(database, config.Config) error) error {
+	store, cfg, err := openTrail(cmd)
+	if err != nil {
+		return err
 	}
-	return nil, fmt.Errorf("pdp audit %s works on a SQLite file; on PostgreSQL use its own tools (SELECT count(*) FROM decisions; autovacuum reuses the space of deleted events)", command)
+	defer store.Close()
+	return use(store, cfg)
+}
+
+// withSQLiteFile is withTrail for the commands that work on the SQLite
+// file itself (stats, vacuum).
+func withSQLiteFile(cmd *cobra.Command, use func(*sqlite.Store, config.Config) error) error {
+	return withTrail(cmd, func(store database, cfg config.Config) error {
+		file, ok := store.(*sqlite.Store)
+		if !ok {
+			return fmt.Errorf("pdp audit %s works on a SQLite file; on PostgreSQL use its own tools (SELECT count(*) FROM decisions; autovacuum reuses the space of deleted events)", cmd.Name())
+		}
+		return use(file, cfg)
+	})
 }
 
 // parseCut reads a point in time: an RFC 3339 time, or a duration meaning
@@ -89,20 +100,13 @@ million events) and prints the file's size, the oldest and newest event,
 and the events per decision and per source.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, cfg, err := openTrail(cmd)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			file, err := sqliteTrail(store, "stats")
-			if err != nil {
-				return err
-			}
-			st, err := file.TrailStats(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return printTrailStats(cmd.OutOrStdout(), cfg.DB.Path, st)
+			return withSQLiteFile(cmd, func(file *sqlite.Store, cfg config.Config) error {
+				st, err := file.TrailStats(cmd.Context())
+				if err != nil {
+					return err
+				}
+				return printTrailStats(cmd.OutOrStdout(), cfg.DB.Path, st)
+			})
 		},
 	}
 }
@@ -178,12 +182,9 @@ runs: its decisions take turns with the batches.`,
 			if err != nil {
 				return fmt.Errorf("--before %w", err)
 			}
-			store, _, err := openTrail(cmd)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			return prune(cmd.Context(), store, cut, cmd.ErrOrStderr())
+			return withTrail(cmd, func(store database, _ config.Config) error {
+				return prune(cmd.Context(), store, cut, cmd.ErrOrStderr())
+			})
 		},
 	}
 	cmd.Flags().StringVar(&before, "before", "", "delete events older than this: a duration back from now (720h) or an RFC 3339 time")
@@ -237,23 +238,20 @@ capability the decision found, which is in result.`,
 					return fmt.Errorf("--since %w", err)
 				}
 			}
-			store, cfg, err := openTrail(cmd)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			out := cmd.OutOrStdout()
-			if output != "" && output != "-" {
-				f, err := os.OpenFile(output, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
-				if err != nil {
-					return err
+			return withTrail(cmd, func(store database, cfg config.Config) error {
+				out := cmd.OutOrStdout()
+				if output != "" && output != "-" {
+					f, err := os.OpenFile(output, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
+					if err != nil {
+						return err
+					}
+					defer f.Close()
+					out = f
 				}
-				defer f.Close()
-				out = f
-			}
-			n, err := export(cmd.Context(), store, cut, out, cfg.DecisionLog)
-			fmt.Fprintf(cmd.ErrOrStderr(), "exported %d events\n", n)
-			return err
+				n, err := export(cmd.Context(), store, cut, out, cfg.DecisionLog)
+				fmt.Fprintf(cmd.ErrOrStderr(), "exported %d events\n", n)
+				return err
+			})
 		},
 	}
 	cmd.Flags().StringVar(&since, "since", "", "only events at or after this: a duration back from now (24h) or an RFC 3339 time")
@@ -297,25 +295,18 @@ It needs as much free disk as the file, takes time in proportion to it,
 and holds the write lock throughout: stop the server first.`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, cfg, err := openTrail(cmd)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			file, err := sqliteTrail(store, "vacuum")
-			if err != nil {
-				return err
-			}
-			start := time.Now()
-			if err := file.Vacuum(cmd.Context()); err != nil {
-				return err
-			}
-			size, err := store.TrailSize(cmd.Context())
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: incremental auto-vacuum, %s, in %s\n", cfg.DB.Path, humanBytes(size.Bytes), time.Since(start).Round(time.Millisecond))
-			return nil
+			return withSQLiteFile(cmd, func(file *sqlite.Store, cfg config.Config) error {
+				start := time.Now()
+				if err := file.Vacuum(cmd.Context()); err != nil {
+					return err
+				}
+				size, err := file.TrailSize(cmd.Context())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: incremental auto-vacuum, %s, in %s\n", cfg.DB.Path, humanBytes(size.Bytes), time.Since(start).Round(time.Millisecond))
+				return nil
+			})
 		},
 	}
 }

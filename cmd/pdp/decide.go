@@ -8,7 +8,6 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -20,7 +19,6 @@ type decideBody struct {
 }
 
 func decideCommand() *cobra.Command {
-	var policyPath string
 	var explain, printInput bool
 	cmd := &cobra.Command{
 		Use:   "decide",
@@ -39,23 +37,15 @@ any decision; non-zero with an error on stderr for bad input.`,
 			if err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("policies") {
-				cfg.Policy.Path = policyPath
-			}
 			call, err := readCall(cmd.InOrStdin())
 			if err != nil {
 				return err
 			}
 			call.Explain = explain
-			policy, err := loadPolicy(cmd.Context(), cfg.Policy)
+			engine, err := localEngine(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			assess, err := newAssessor(cfg.Assessor, nil)
-			if err != nil {
-				return err
-			}
-			engine := pdp.New(policy, pdp.Components{Assessor: assess, Shell: shell.Parser{}, Workspace: workspaceResolver(cfg.Paths)})
 			var out any
 			if printInput {
 				out, err = engine.Input(cmd.Context(), call)
@@ -70,7 +60,7 @@ any decision; non-zero with an error on stderr for bad input.`,
 			return enc.Encode(out)
 		},
 	}
-	cmd.Flags().StringVar(&policyPath, "policies", "", "policy directory, bundle .tar.gz or bundle URL (default: config's policy.path, else the built-in policy)")
+	cmd.Flags().String("policies", "", "policy directory, bundle .tar.gz or bundle URL (default: config's policy.path, else the built-in policy)")
 	cmd.Flags().BoolVar(&explain, "explain", false, "add the step-by-step trace and the rule each layer matched")
 	cmd.Flags().BoolVar(&printInput, "print-input", false, "print the OPA input document instead of deciding")
 	return cmd

@@ -18,7 +18,8 @@ import (
 // without the stream is asked every second instead. It closes the
 // streams it opens.
 func followAsks(ctx context.Context, t terminalChannel, c *client.Client, stream *client.Stream, seen map[string]bool, out, errOut io.Writer) error {
-	last, relist, failing := "", stream == nil, false
+	last, relist := "", stream == nil
+	reads := askReads{t: t, errOut: errOut}
 	for {
 		if stream == nil {
 			s, err := c.Events(ctx, last)
@@ -31,13 +32,10 @@ func followAsks(ctx context.Context, t terminalChannel, c *client.Client, stream
 				continue
 			case errors.As(err, &api) && (api.Status == 404 || api.Code == "events_unavailable"):
 				return pollAsks(ctx, t, c, seen, out, errOut)
-			case errors.As(err, &api) && api.Status < 500:
-				return t.failed("asks", err)
-			case err != nil:
-				if !failing {
-					fmt.Fprintf(errOut, "pdp: %v; still trying\n", t.failed("asks", err))
-				}
-				failing = true
+			}
+			if retry, err := reads.judge(err); err != nil {
+				return err
+			} else if retry {
 				select {
 				case <-ctx.Done():
 					return nil
@@ -45,7 +43,7 @@ func followAsks(ctx context.Context, t terminalChannel, c *client.Client, stream
 				}
 				continue
 			}
-			stream, failing = s, false
+			stream = s
 		}
 		ev, err := stream.Next()
 		if err != nil {
@@ -85,7 +83,7 @@ func followAsks(ctx context.Context, t terminalChannel, c *client.Client, stream
 func pollAsks(ctx context.Context, t terminalChannel, c *client.Client, seen map[string]bool, out, errOut io.Writer) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	failing := false
+	reads := askReads{t: t, errOut: errOut}
 	for {
 		select {
 		case <-ctx.Done():
@@ -93,22 +91,42 @@ func pollAsks(ctx context.Context, t terminalChannel, c *client.Client, seen map
 		case <-tick.C:
 		}
 		asks, err := pendingAsks(ctx, c, seen)
-		var api *client.Error
-		switch {
-		case ctx.Err() != nil:
+		if ctx.Err() != nil {
 			return nil
-		case errors.As(err, &api) && api.Status < 500:
-			return t.failed("asks", err)
-		case err != nil:
-			if !failing {
-				fmt.Fprintf(errOut, "pdp: %v; still trying\n", t.failed("asks", err))
-			}
-			failing = true
+		}
+		if retry, err := reads.judge(err); err != nil {
+			return err
+		} else if retry {
 			continue
 		}
-		failing = false
 		if err := printAsks(out, asks); err != nil {
 			return err
 		}
 	}
+}
+
+// askReads judges the outcome of each read of the asks: a refusal (an
+// answer under 500) ends the follow; any other error is said once, on
+// errOut, and the read is tried again until one succeeds.
+type askReads struct {
+	t       terminalChannel
+	errOut  io.Writer
+	failing bool
+}
+
+// judge returns the error that ends the follow, or whether to read again.
+func (r *askReads) judge(err error) (retry bool, _ error) {
+	var api *client.Error
+	switch {
+	case err == nil:
+		r.failing = false
+		return false, nil
+	case errors.As(err, &api) && api.Status < 500:
+		return false, r.t.failed("asks", err)
+	}
+	if !r.failing {
+		fmt.Fprintf(r.errOut, "pdp: %v; still trying\n", r.t.failed("asks", err))
+	}
+	r.failing = true
+	return true, nil
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/adapters/claudecode"
-	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/client"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -29,9 +28,9 @@ func hookCommand() *cobra.Command {
 }
 
 type hookFlags struct {
-	url, tokenEnv, policies, workspaceDir string
-	local                                 bool
-	timeout, wait                         time.Duration
+	url, tokenEnv, workspaceDir string
+	local                       bool
+	timeout, wait               time.Duration
 }
 
 // project is the root the calls of a Claude Code session must stay in:
@@ -94,7 +93,7 @@ Install it for every tool in .claude/settings.json:
 	cmd.Flags().StringVar(&f.url, "url", envOr("PDP_URL", "http://127.0.0.1:8181"), "the PDP's base URL (env PDP_URL)")
 	cmd.Flags().StringVar(&f.tokenEnv, "token-env", "PDP_TOKEN", "environment variable holding the dispatcher token")
 	cmd.Flags().BoolVar(&f.local, "local", false, "decide in-process with the configured policy instead of asking a server")
-	cmd.Flags().StringVar(&f.policies, "policies", "", "with --local: policy directory, bundle or URL (default: config's policy.path)")
+	cmd.Flags().String("policies", "", "with --local: policy directory, bundle or URL (default: config's policy.path)")
 	// Well above the assessor's timeout (6s by default), so a SMART
 	// verdict is not cut off by the hook.
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 20*time.Second, "give up (deny) after this long")
@@ -213,18 +212,10 @@ func hookLocal(ctx context.Context, cmd *cobra.Command, f hookFlags, ev claudeco
 	if err != nil {
 		return "", "", err
 	}
-	if f.policies != "" {
-		cfg.Policy.Path = f.policies
-	}
-	policy, err := loadPolicy(ctx, cfg.Policy)
+	engine, err := localEngine(ctx, cfg)
 	if err != nil {
 		return "", "", err
 	}
-	assess, err := newAssessor(cfg.Assessor, nil)
-	if err != nil {
-		return "", "", err
-	}
-	engine := pdp.New(policy, pdp.Components{Assessor: assess, Shell: shell.Parser{}, Workspace: workspaceResolver(cfg.Paths)})
 	session := &pdp.Session{
 		ID:              ev.MainSession(),
 		PermissionLevel: pdp.Level(ev.Level(cfg.Sessions.PermissionLevel)),

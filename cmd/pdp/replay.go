@@ -19,7 +19,7 @@ type exitStatus int
 func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 func replayCommand() *cobra.Command {
-	var candidate, db, since, session, format, failOn string
+	var candidate, since, session, format, failOn string
 	cmd := &cobra.Command{
 		Use:   "replay --policies CANDIDATE",
 		Short: "Replay recorded decisions against a candidate policy and report what changes",
@@ -48,9 +48,9 @@ Safe while a server runs on the same database. Exit status 0, or 3 when
 			}
 			filter := pdp.ReplayFilter{SessionID: session}
 			if since != "" {
-				t, err := parseSince(since, time.Now())
+				t, err := parseCut(since, time.Now())
 				if err != nil {
-					return err
+					return fmt.Errorf("--since %w", err)
 				}
 				filter.Since = t
 			}
@@ -58,10 +58,6 @@ Safe while a server runs on the same database. Exit status 0, or 3 when
 			if err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("db") {
-				cfg.DB.Path = db
-			}
-			cfg.Policy.Path = candidate
 			ctx := cmd.Context()
 			policy, err := loadPolicy(ctx, cfg.Policy)
 			if err != nil {
@@ -96,27 +92,12 @@ Safe while a server runs on the same database. Exit status 0, or 3 when
 		},
 	}
 	cmd.Flags().StringVar(&candidate, "policies", "", "the candidate policy: a directory, a bundle .tar.gz or an http(s) bundle URL")
-	cmd.Flags().StringVar(&db, "db", "", "the database the server records to, a SQLite file or a postgres:// URL (default: config's db.path, pdp.db)")
+	cmd.Flags().String("db", "", "the database the server records to, a SQLite file or a postgres:// URL (default: config's db.path, pdp.db)")
 	cmd.Flags().StringVar(&since, "since", "", "only decisions since this time: a duration back from now (24h, 168h) or an RFC 3339 time")
 	cmd.Flags().StringVar(&session, "session", "", "only the decisions of this session")
 	cmd.Flags().StringVar(&format, "format", "text", "text or json")
 	cmd.Flags().StringVar(&failOn, "fail-on", "", "exit 3 when any change loosens (loosen) or when anything changes (change)")
 	return cmd
-}
-
-// parseSince reads a duration back from now or an RFC 3339 time.
-func parseSince(s string, now time.Time) (time.Time, error) {
-	if d, err := time.ParseDuration(s); err == nil {
-		if d < 0 {
-			return time.Time{}, fmt.Errorf("--since %q: a duration back from now must be positive", s)
-		}
-		return now.Add(-d), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("--since %q is neither a duration (24h) nor an RFC 3339 time (2026-11-30T10:00:00Z)", s)
-	}
-	return t, nil
 }
 
 // printImpact writes the report for a person.

@@ -37,7 +37,6 @@ func impactOf(src policysource.Config, trail pdp.RecordedDecisions) func(context
 }
 
 func serveCommand() *cobra.Command {
-	var addr, db, policyPath string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the decision point's HTTP API",
@@ -57,23 +56,14 @@ audit events are committed.`,
 			if err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("addr") {
-				cfg.Server.Addr = addr
-			}
-			if cmd.Flags().Changed("db") {
-				cfg.DB.Path = db
-			}
-			if cmd.Flags().Changed("policies") {
-				cfg.Policy.Path = policyPath
-			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return serve(ctx, cfg, nil)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", "", "listen address HOST:PORT (default: config's server.addr, 127.0.0.1:8181)")
-	cmd.Flags().StringVar(&db, "db", "", "SQLite file or postgres:// URL (default: config's db.path, pdp.db)")
-	cmd.Flags().StringVar(&policyPath, "policies", "", "policy directory (default: config's policy.path, else the built-in policy)")
+	cmd.Flags().String("addr", "", "listen address HOST:PORT (default: config's server.addr, 127.0.0.1:8181)")
+	cmd.Flags().String("db", "", "SQLite file or postgres:// URL (default: config's db.path, pdp.db)")
+	cmd.Flags().String("policies", "", "policy directory (default: config's policy.path, else the built-in policy)")
 	return cmd
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/toolperm/pdp/adapters/assessor"
 	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/policysource"
+	"github.com/toolperm/pdp/adapters/shell"
 
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/internal/config"
@@ -18,10 +19,36 @@ import (
 )
 
 // loadConfig reads --config (required only when given explicitly) and the
-// PDP_* environment.
+// PDP_* environment; the flags that name a setting (--addr, --db,
+// --policies), where the command has them and they are given, override
+// both.
 func loadConfig(cmd *cobra.Command) (config.Config, error) {
 	path, _ := cmd.Flags().GetString("config")
-	return config.Load(path, cmd.Flags().Changed("config"), os.Environ())
+	cfg, err := config.Load(path, cmd.Flags().Changed("config"), os.Environ())
+	if err != nil {
+		return cfg, err
+	}
+	for name, setting := range map[string]*string{"addr": &cfg.Server.Addr, "db": &cfg.DB.Path, "policies": &cfg.Policy.Path} {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			*setting = f.Value.String()
+		}
+	}
+	return cfg, nil
+}
+
+// localEngine is an engine in this process on the configured policy,
+// assessor and workspace, with no audit trail (pdp decide, the hook's
+// --local).
+func localEngine(ctx context.Context, cfg config.Config) (*pdp.Engine, error) {
+	policy, err := loadPolicy(ctx, cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
+	assess, err := newAssessor(cfg.Assessor, nil)
+	if err != nil {
+		return nil, err
+	}
+	return pdp.New(policy, pdp.Components{Assessor: assess, Shell: shell.Parser{}, Workspace: workspaceResolver(cfg.Paths)}), nil
 }
 
 // policySource is the configured policy source, with the built-in policy
