@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 
@@ -55,13 +54,5 @@ func (w *window) allow(now time.Time) bool {
 
 // listAccessEvents shows refused requests, newest first (auditor, admin).
 func (s *Server) listAccessEvents(c echo.Context) error {
-	limit, err := listLimit(c)
-	if err != nil {
-		return err
-	}
-	events, err := s.cfg.Store.AccessEvents(c.Request().Context(), limit)
-	if err != nil {
-		return storeUnavailable(err)
-	}
-	return c.JSON(http.StatusOK, map[string]any{"access_events": events})
+	return listed(c, "access_events", s.cfg.Store.AccessEvents)
 }

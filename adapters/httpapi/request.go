@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -51,4 +52,18 @@ func listLimit(c echo.Context) (int, error) {
 		return 0, fail(http.StatusBadRequest, "invalid_limit", "limit must be a number from 1 to %d", maxListLimit)
 	}
 	return n, nil
+}
+
+// listed answers a plain list route: up to ?limit= items of list, newest
+// first, under key.
+func listed[T any](c echo.Context, key string, list func(ctx context.Context, limit int) ([]T, error)) error {
+	limit, err := listLimit(c)
+	if err != nil {
+		return err
+	}
+	items, err := list(c.Request().Context(), limit)
+	if err != nil {
+		return storeUnavailable(err)
+	}
+	return c.JSON(http.StatusOK, map[string]any{key: items})
 }

@@ -143,13 +143,5 @@ func (s *Server) deleteGrant(c echo.Context) error {
 
 // listSessions lists sessions, most recently changed first.
 func (s *Server) listSessions(c echo.Context) error {
-	limit, err := listLimit(c)
-	if err != nil {
-		return err
-	}
-	list, err := s.cfg.Store.ListSessions(c.Request().Context(), limit)
-	if err != nil {
-		return storeUnavailable(err)
-	}
-	return c.JSON(http.StatusOK, map[string]any{"sessions": list})
+	return listed(c, "sessions", s.cfg.Store.ListSessions)
 }

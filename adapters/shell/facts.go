@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/toolperm/pdp/pdp"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -57,7 +58,7 @@ type Facts struct {
 	depth  int     // how deep in sh -c / eval bodies this text is
 	nest   int     // nesting levels of the text this one is a body of
 	budget *budget // the work left for the whole command
-	failed *overLimit
+	failed *pdp.Error
 }
 
 // maxBodyDepth bounds how deep sh -c and eval bodies are parsed.
@@ -75,7 +76,7 @@ func Parse(ctx context.Context, command string) Facts {
 func (l Limits) Parse(ctx context.Context, command string) Facts {
 	f := parse(newBudget(ctx, l.withDefaults()), command, 0, 0)
 	if f.failed != nil {
-		return Facts{Error: f.failed.reason, Limit: f.failed.limit}
+		return Facts{Error: f.failed.Message, Limit: f.failed.Code}
 	}
 	if f.Parsed && dialectsMayDiffer(command) {
 		f.asShReadsIt(ctx, l, command)
@@ -126,7 +127,7 @@ func (f *Facts) asShReadsIt(ctx context.Context, l Limits, command string) {
 
 // parseTree checks the text against the budget, parses it and measures
 // the tree, so that nothing over a limit reaches a walk that recurses.
-func (b *budget) parseTree(command string, nest int) (*syntax.File, *overLimit, error) {
+func (b *budget) parseTree(command string, nest int) (*syntax.File, *pdp.Error, error) {
 	if err := b.cancelled(); err != nil {
 		return nil, err, nil
 	}
@@ -155,7 +156,7 @@ func (b *budget) parseTree(command string, nest int) (*syntax.File, *overLimit, 
 func parse(b *budget, command string, depth, nest int) Facts {
 	file, lim, err := b.parseTree(command, nest)
 	if lim != nil {
-		return Facts{Error: lim.reason, Limit: lim.limit, failed: lim}
+		return Facts{Error: lim.Message, Limit: lim.Code, failed: lim}
 	}
 	if err != nil {
 		return Facts{Error: err.Error()}
@@ -204,7 +205,7 @@ func (f *Facts) stmt(s *syntax.Stmt) {
 		f.Operators = append(f.Operators, "&")
 	}
 	if s.Coprocess {
-		f.Compound = append(f.Compound, "coproc")
+		f.compound("coproc")
 	}
 	var argv []string
 	if call, ok := s.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
@@ -235,11 +236,7 @@ func (f *Facts) command(c syntax.Command) {
 	switch c := c.(type) {
 	case *syntax.CallExpr:
 		f.Assignments += len(c.Assigns)
-		for _, a := range c.Assigns {
-			if a.Name != nil {
-				f.Assigned = append(f.Assigned, a.Name.Value)
-			}
-		}
+		f.assigned(c.Assigns)
 		if len(c.Args) > 0 {
 			cmd := callCommand(c.Args)
 			f.Commands = append(f.Commands, cmd)
@@ -250,56 +247,63 @@ func (f *Facts) command(c syntax.Command) {
 		f.stmt(c.X)
 		f.stmt(c.Y)
 	case *syntax.Subshell:
-		f.Compound = append(f.Compound, "subshell")
-		f.stmts(c.Stmts)
+		f.compound("subshell", c.Stmts)
 	case *syntax.Block:
-		f.Compound = append(f.Compound, "group")
-		f.stmts(c.Stmts)
+		f.compound("group", c.Stmts)
 	case *syntax.IfClause:
-		f.Compound = append(f.Compound, "if")
+		f.compound("if")
 		for clause := c; clause != nil; clause = clause.Else {
 			f.stmts(clause.Cond)
 			f.stmts(clause.Then)
 		}
 	case *syntax.WhileClause:
-		f.Compound = append(f.Compound, "while")
-		f.stmts(c.Cond)
-		f.stmts(c.Do)
+		f.compound("while", c.Cond, c.Do)
 	case *syntax.ForClause:
-		f.Compound = append(f.Compound, "for")
-		f.stmts(c.Do)
+		f.compound("for", c.Do)
 	case *syntax.CaseClause:
-		f.Compound = append(f.Compound, "case")
+		f.compound("case")
 		for _, item := range c.Items {
 			f.stmts(item.Stmts)
 		}
 	case *syntax.FuncDecl:
-		f.Compound = append(f.Compound, "function")
-		f.stmt(c.Body)
+		f.compound("function", []*syntax.Stmt{c.Body})
 	case *syntax.TimeClause:
-		f.Compound = append(f.Compound, "time")
+		f.compound("time")
 		if c.Stmt != nil {
 			f.stmt(c.Stmt)
 		}
 	case *syntax.CoprocClause:
-		f.Compound = append(f.Compound, "coproc")
-		f.stmt(c.Stmt)
+		f.compound("coproc", []*syntax.Stmt{c.Stmt})
 	case *syntax.ArithmCmd:
-		f.Compound = append(f.Compound, "arithmetic")
+		f.compound("arithmetic")
 	case *syntax.TestClause:
-		f.Compound = append(f.Compound, "test")
+		f.compound("test")
 	case *syntax.DeclClause:
-		f.Compound = append(f.Compound, "declare")
-		for _, a := range c.Args {
-			if a.Name != nil {
-				f.Assigned = append(f.Assigned, a.Name.Value)
-			}
-		}
+		f.compound("declare")
+		f.assigned(c.Args)
 	case *syntax.LetClause:
-		f.Compound = append(f.Compound, "let")
+		f.compound("let")
 	default:
 		// A construct this adapter does not know is never plain.
-		f.Compound = append(f.Compound, "unknown")
+		f.compound("unknown")
+	}
+}
+
+// compound records a compound command or keyword of this kind and walks
+// each of its bodies, a list of statements each.
+func (f *Facts) compound(kind string, bodies ...[]*syntax.Stmt) {
+	f.Compound = append(f.Compound, kind)
+	for _, body := range bodies {
+		f.stmts(body)
+	}
+}
+
+// assigned records the names of the variables that assignments set.
+func (f *Facts) assigned(list []*syntax.Assign) {
+	for _, a := range list {
+		if a.Name != nil {
+			f.Assigned = append(f.Assigned, a.Name.Value)
+		}
 	}
 }
 

@@ -2,8 +2,8 @@ package shell
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/toolperm/pdp/pdp"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -72,18 +72,6 @@ func (l Limits) withDefaults() Limits {
 	}
 }
 
-// overLimit is why a command was not parsed.
-type overLimit struct {
-	limit  string
-	reason string
-}
-
-func (e *overLimit) Error() string { return e.reason }
-
-func over(limit, format string, a ...any) *overLimit {
-	return &overLimit{limit: limit, reason: fmt.Sprintf(format, a...)}
-}
-
 // budget is the work left for one decision, shared by the command and
 // every body parsed again from it.
 type budget struct {
@@ -104,27 +92,27 @@ func newBudget(ctx context.Context, lim Limits) *budget {
 
 // spendBytes charges a text about to be parsed; nothing is charged when
 // it is refused.
-func (b *budget) spendBytes(n int) *overLimit {
+func (b *budget) spendBytes(n int) *pdp.Error {
 	if n > b.lim.MaxBytes {
-		return over(LimitBytes, "command of %d bytes is over the limit of %d bytes", n, b.lim.MaxBytes)
+		return pdp.Invalid(LimitBytes, "command of %d bytes is over the limit of %d bytes", n, b.lim.MaxBytes)
 	}
 	if b.bytes+n > b.lim.MaxParsedBytes {
-		return over(LimitParsedBytes, "more than %d bytes to parse with the sh -c and eval bodies", b.lim.MaxParsedBytes)
+		return pdp.Invalid(LimitParsedBytes, "more than %d bytes to parse with the sh -c and eval bodies", b.lim.MaxParsedBytes)
 	}
 	b.bytes += n
 	return nil
 }
 
-func (b *budget) spendBody() *overLimit {
+func (b *budget) spendBody() *pdp.Error {
 	if b.bodies++; b.bodies > b.lim.MaxBodies {
-		return over(LimitBodies, "more than %d sh -c or eval bodies", b.lim.MaxBodies)
+		return pdp.Invalid(LimitBodies, "more than %d sh -c or eval bodies", b.lim.MaxBodies)
 	}
 	return nil
 }
 
-func (b *budget) cancelled() *overLimit {
+func (b *budget) cancelled() *pdp.Error {
 	if err := b.ctx.Err(); err != nil {
-		return over(LimitCancelled, "parsing stopped: %v", err)
+		return pdp.Invalid(LimitCancelled, "parsing stopped: %v", err)
 	}
 	return nil
 }
@@ -134,10 +122,10 @@ func (b *budget) cancelled() *overLimit {
 // is in, while the parser takes it for a blank (and drops it before a
 // newline, even inside quotes, and drops NUL bytes): what the policy
 // would judge is not what runs.
-func checkControl(command string) *overLimit {
+func checkControl(command string) *pdp.Error {
 	for i := 0; i < len(command); i++ {
 		if c := command[i]; (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f {
-			return over(LimitControl, "control character %U at byte %d", rune(c), i)
+			return pdp.Invalid(LimitControl, "control character %U at byte %d", rune(c), i)
 		}
 	}
 	return nil
@@ -148,7 +136,7 @@ func checkControl(command string) *overLimit {
 // Every later walk of the tree (which recurses) is bounded by what this
 // one let through: chains of operators by MaxOperators, nesting by
 // MaxDepth.
-func (b *budget) measure(file *syntax.File, depth0 int) *overLimit {
+func (b *budget) measure(file *syntax.File, depth0 int) *pdp.Error {
 	type item struct {
 		node  syntax.Node
 		depth int
@@ -161,16 +149,16 @@ func (b *budget) measure(file *syntax.File, depth0 int) *overLimit {
 		depth := it.depth
 		if nests(it.node) {
 			if depth++; depth > b.lim.MaxDepth {
-				return over(LimitDepth, "nested deeper than %d levels", b.lim.MaxDepth)
+				return pdp.Invalid(LimitDepth, "nested deeper than %d levels", b.lim.MaxDepth)
 			}
 		}
 		b.commands += commandsOf(it.node)
 		if b.commands > b.lim.MaxCommands {
-			return over(LimitCommands, "more than %d simple commands", b.lim.MaxCommands)
+			return pdp.Invalid(LimitCommands, "more than %d simple commands", b.lim.MaxCommands)
 		}
 		b.operators += operatorsOf(it.node)
 		if b.operators > b.lim.MaxOperators {
-			return over(LimitOperators, "more than %d operators", b.lim.MaxOperators)
+			return pdp.Invalid(LimitOperators, "more than %d operators", b.lim.MaxOperators)
 		}
 		if visited++; visited%4096 == 0 {
 			if err := b.cancelled(); err != nil {

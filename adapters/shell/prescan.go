@@ -1,6 +1,10 @@
 package shell
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/toolperm/pdp/pdp"
+)
 
 // The parser recurses once per level of brackets, and deep brackets are
 // slow to parse (64 KiB of "(" takes it over a second). checkNesting
@@ -37,10 +41,10 @@ type nestScanner struct {
 }
 
 // checkNesting refuses a text whose brackets nest deeper than max.
-func checkNesting(s string, max int) *overLimit {
+func checkNesting(s string, max int) *pdp.Error {
 	sc := &nestScanner{s: s, max: max}
 	if sc.scan(0, len(s), false) {
-		return over(LimitDepth, "brackets nested deeper than %d levels", max)
+		return pdp.Invalid(LimitDepth, "brackets nested deeper than %d levels", max)
 	}
 	return nil
 }
