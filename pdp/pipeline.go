@@ -199,7 +199,7 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool) (
 	}
 	evalCtx, cancel := context.WithTimeout(ctx, ev.timeout)
 	defer cancel()
-	rs, err := query.Eval(evalCtx, rego.EvalParsedInput(value))
+	rs, err := query.Eval(evalCtx, rego.EvalParsedInput(value), ev.p.evalCache())
 	ev.obs.Evaluated(ev.now().Sub(start), false)
 	if err != nil {
 		return outcome{}, fmt.Errorf("evaluating %s: %w", name, err)

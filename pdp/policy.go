@@ -35,6 +35,8 @@ type Policy struct {
 	catalogue Catalogue
 	// paths is the policy's layer of path rules (data.paths), compiled.
 	paths *PathRules
+	// consts are the rules that depend on the data alone, evaluated once.
+	consts *constants
 	// memo holds this policy's answers per input; it goes with the policy.
 	memo *memo
 }
@@ -72,8 +74,17 @@ func Compile(ctx context.Context, modules map[string]*ast.Module, data map[strin
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", source, err)
 	}
+	consts, err := findConstants(ctx, compiler, store)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", source, err)
+	}
 	return &Policy{Revision: revision, Source: source, explain: explain, answer: answer, catalogue: catalogue,
-		paths: paths, memo: newMemo(DefaultMemoBytes)}, nil
+		paths: paths, consts: consts, memo: newMemo(DefaultMemoBytes)}, nil
+}
+
+// evalCache gives one evaluation the policy's constants (constants.go).
+func (p *Policy) evalCache() rego.EvalOption {
+	return rego.EvalVirtualCache(newConstantCache(p.consts))
 }
 
 // readData evaluates a document of the policy's data once (nil when it
@@ -144,7 +155,7 @@ func (p *Policy) Check(ctx context.Context) error {
 		return err
 	}
 	for name, q := range map[string]rego.PreparedEvalQuery{AnswerPoint: p.answer, EntryPoint: p.explain} {
-		rs, err := q.Eval(ctx, rego.EvalParsedInput(value))
+		rs, err := q.Eval(ctx, rego.EvalParsedInput(value), p.evalCache())
 		if err != nil {
 			return fmt.Errorf("policy %s fails on a plain call: %w", p.Source, err)
 		}

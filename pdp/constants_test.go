@@ -1,0 +1,180 @@
+package pdp
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
+
+	"github.com/toolperm/pdp/policies"
+)
+
+// compiled is a policy's compiler and store, as Compile builds them.
+type compiled struct {
+	compiler *ast.Compiler
+	store    storage.Store
+	consts   *constants
+}
+
+func compileForTest(t *testing.T, modules map[string]string, data map[string]any) compiled {
+	t.Helper()
+	parsed := map[string]*ast.Module{}
+	for name, src := range modules {
+		parsed[name] = ast.MustParseModule(src)
+	}
+	compiler := ast.NewCompiler()
+	if compiler.Compile(parsed); compiler.Failed() {
+		t.Fatal(compiler.Errors)
+	}
+	store := inmem.NewFromObjectWithOpts(data, inmem.OptReturnASTValuesOnRead(true))
+	consts, err := findConstants(context.Background(), compiler, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return compiled{compiler, store, consts}
+}
+
+// eval evaluates query on input, with the constants in the cache or without.
+func (c compiled) eval(t *testing.T, query string, input ast.Value, withConstants bool) string {
+	t.Helper()
+	ctx := context.Background()
+	pq, err := rego.New(rego.Query(query), rego.Compiler(c.compiler), rego.Store(c.store)).PrepareForEval(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := []rego.EvalOption{rego.EvalParsedInput(input)}
+	if withConstants {
+		opts = append(opts, rego.EvalVirtualCache(newConstantCache(c.consts)))
+	}
+	rs, err := pq.Eval(ctx, opts...)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	out, err := json.Marshal(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+func (c compiled) constantNames() []string {
+	var names []string
+	var walk func(prefix string, n *constNode)
+	walk = func(prefix string, n *constNode) {
+		if n.known {
+			names = append(names, prefix)
+		}
+		for k, child := range n.children {
+			walk(strings.TrimPrefix(prefix+"."+k, "."), child)
+		}
+	}
+	walk("", &c.consts.root)
+	slices.Sort(names)
+	return names
+}
+
+func TestConstantsAreTheRulesOfDataAlone(t *testing.T) {
+	c := compileForTest(t, map[string]string{"p.rego": `package p
+
+words := {lower(w) | some w in data.words}         # data alone
+size := count(words) + 1                            # through another constant
+gone := x if { x := data.missing }                  # undefined, still a constant
+listed contains w if some w in data.words           # a partial set of data alone
+called := double(2)                                 # a function of constants
+double(x) := 2 * x                                  # a function: never cached whole
+echo := input.x                                     # reads the input
+mixed := {w | some w in words; w != input.y}        # through the input
+now := time.now_ns()                                # nondeterministic
+uses_now := now + 1                                 # through a nondeterministic rule
+dynamic := data.q[input.k]                          # a reference it cannot pin down
+replaced := x if { x := words with data.words as ["Z"] } # with
+default flag := false
+flag if input.w                                     # one definition reads the input
+`, "q.rego": `package q
+
+words := data.p.words
+`}, map[string]any{"words": []any{"A", "b"}})
+
+	want := []string{"data.p.called", "data.p.gone", "data.p.listed", "data.p.size", "data.p.words", "data.q.words"}
+	if got := c.constantNames(); !slices.Equal(got, want) {
+		t.Fatalf("constants = %v, want %v", got, want)
+	}
+	if v, ok := c.consts.get(ast.MustParseRef("data.p.gone")); !ok || v != nil {
+		t.Errorf("data.p.gone = %v, %v; want known and undefined", v, ok)
+	}
+	// Each rule answers the same with the constants as without, `with`
+	// replacing what a constant was computed from included.
+	input := ast.MustParseTerm(`{"x": 1, "y": "a", "k": "words", "w": true}`).Value
+	for _, q := range []string{"data.p.words", "data.p.size", "data.p.gone", "data.p.listed", "data.p.called",
+		"data.p.echo", "data.p.mixed", "data.p.dynamic", "data.p.replaced", "data.p.flag", "data.q"} {
+		without, with := c.eval(t, q, input, false), c.eval(t, q, input, true)
+		if with != without {
+			t.Errorf("%s: with the constants %s, without %s", q, with, without)
+		}
+	}
+	if got := c.eval(t, "data.p.replaced", input, true); !strings.Contains(got, `["z"]`) {
+		t.Errorf("a with inside a rule must replace what the constant was computed from: %s", got)
+	}
+}
+
+// The built-in policy answers every recorded input the same with its
+// constants as OPA does without them (explain entry point: every field
+// and the trace).
+func TestConstantsDoNotChangeTheBuiltInPolicysAnswers(t *testing.T) {
+	modules := map[string]string{}
+	var data map[string]any
+	entries, err := fs.ReadDir(policies.FS, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		raw, err := fs.ReadFile(policies.FS, e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case strings.HasSuffix(e.Name(), ".rego"):
+			modules[e.Name()] = string(raw)
+		case e.Name() == "data.json":
+			if err := json.Unmarshal(raw, &data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	c := compileForTest(t, modules, data)
+	if c.consts.rules < 10 {
+		t.Fatalf("only %d constants in the built-in policy: %v", c.consts.rules, c.constantNames())
+	}
+	for _, name := range []string{"data.toolperm.shell_wrappers", "data.toolperm.action_rank"} {
+		if !slices.Contains(c.constantNames(), name) {
+			t.Errorf("%s is not a constant: %v", name, c.constantNames())
+		}
+	}
+	files, _ := filepath.Glob("testdata/inputs/*.json")
+	if len(files) < 12 {
+		t.Fatalf("%d recorded inputs", len(files))
+	}
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		input := ast.MustParseTerm(string(raw)).Value
+		without, with := c.eval(t, EntryPoint, input, false), c.eval(t, EntryPoint, input, true)
+		if with != without {
+			t.Errorf("%s: with the constants\n%s\nwithout\n%s", file, with, without)
+		}
+		if strings.HasPrefix(with, "error") || !strings.Contains(with, `"decision"`) {
+			t.Errorf("%s: no decision: %s", file, with)
+		}
+	}
+}
