@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/toolperm/pdp/internal/sqlstore"
 )
 
 // The NOTIFY channels: an answer's payload is its decision id; a change
@@ -111,4 +112,11 @@ func (l *listener) listen(ctx context.Context, cfg *pgx.ConnConfig, reconnect bo
 		}
 		l.deliver(n.Channel, n.Payload)
 	}
+}
+
+// announceAnswer tells every replica, at the commit of t, that the
+// decision was answered.
+func announceAnswer(ctx context.Context, t sqlstore.Tx, decisionID string) error {
+	_, err := t.Exec(ctx, `SELECT pg_notify($1, $2)`, answersChannel, decisionID)
+	return err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/toolperm/pdp/internal/sqlstore"
 )
 
 // ErrClosed is the error of a store used after Close.
@@ -31,17 +32,20 @@ type Options struct {
 
 // AuditObserver is told of every audit transaction: how many events it
 // carried, how long it took, and whether it failed.
-type AuditObserver interface {
-	AuditBatch(events int, took time.Duration, err error)
-}
+type AuditObserver = sqlstore.AuditObserver
+
+// shared names the embedded queries both backends keep alike.
+type shared = sqlstore.Store
 
 // Store is the PostgreSQL state of the PDP. It is safe for concurrent use,
-// by any number of processes on the same database.
+// by any number of processes on the same database. It keeps no session
+// cache: one query reads a tree as committed, whichever replica changed
+// it.
 type Store struct {
+	*shared
 	pool     *pgxpool.Pool
-	audit    *auditWriter
+	audit    *sqlstore.AuditWriter
 	listener *listener
-	now      func() time.Time
 	closeCtx context.CancelFunc
 }
 
@@ -85,8 +89,12 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("migrating the PostgreSQL database: %w", err)
 	}
 	lctx, cancel := context.WithCancel(context.Background())
-	s := &Store{pool: pool, now: time.Now, closeCtx: cancel}
-	s.audit = newAuditWriter(pool, opts.MaxBatch, opts.WriteTimeout, opts.Observer)
+	conn := db{conn{pool}, pool.Begin}
+	s := &Store{pool: pool, closeCtx: cancel, shared: &sqlstore.Store{Read: conn, Write: conn, Dialect: dialect,
+		Now: func() time.Time { return utc(time.Now()) }, AddChanges: addChanges, FindRoot: rootID, Answered: announceAnswer}}
+	s.audit = sqlstore.NewAuditWriter(func(batch []sqlstore.PendingEvent) error {
+		return writeTx(pool, opts.WriteTimeout, batch)
+	}, opts.MaxBatch, opts.Observer, ErrClosed)
 	s.listener = newListener(lctx, cfg.ConnConfig.Copy())
 	return s, nil
 }
@@ -94,7 +102,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 // Close flushes the pending audit events, stops listening and closes the
 // pool.
 func (s *Store) Close() error {
-	s.audit.close()
+	s.audit.Close()
 	s.closeCtx()
 	s.listener.wait()
 	s.pool.Close()
@@ -120,16 +128,29 @@ func (s *Store) Writable(ctx context.Context) error {
 // them.
 func utc(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
-// pgCode is the SQLSTATE of a PostgreSQL error, or "".
-func pgCode(err error) string {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code
-	}
-	return ""
+// dialect is what PostgreSQL's queries send of their own.
+var dialect = sqlstore.Dialect{
+	Time:       func(t time.Time) any { return utc(t) },
+	Text:       noNUL,
+	Violation:  violation,
+	ListIndex:  func(session, decision, source bool) string { return "" },
+	Arm:        func(page string) string { return `(` + page + `)` },
+	FilterTime: "time",
+	LockRow:    " FOR UPDATE",
 }
 
-const (
-	uniqueViolation     = "23505"
-	foreignKeyViolation = "23503"
-)
+// violation names the constraint a PostgreSQL error broke, by its
+// SQLSTATE.
+func violation(err error) sqlstore.Violation {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return sqlstore.NoViolation
+	}
+	switch pe.Code {
+	case "23505":
+		return sqlstore.Unique
+	case "23503":
+		return sqlstore.ForeignKey
+	}
+	return sqlstore.NoViolation
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -35,38 +34,4 @@ func (s *Store) TrailSize(ctx context.Context) (pdp.TrailSize, error) {
 		return size, fmt.Errorf("measuring the audit trail: %w", err)
 	}
 	return size, nil
-}
-
-// exportChunk is how many events one read of EachDecision takes: each
-// read is its own short query, so a long export holds no snapshot open.
-const exportChunk = 1000
-
-// EachDecision calls fn with every event at or after since, oldest first,
-// until fn returns an error, reading in chunks along the id index.
-func (s *Store) EachDecision(ctx context.Context, since time.Time, fn func(pdp.DecisionEvent) error) error {
-	return storerows.EachInChunks(pdp.DecisionIDFloor(since), exportChunk, func(after string, first bool) ([]pdp.DecisionEvent, error) {
-		from := "id > $1"
-		if first {
-			from = "id >= $1"
-		}
-		rows, err := s.pool.Query(ctx, `SELECT `+decisionColumns+` FROM decisions WHERE `+from+` AND time >= $2 ORDER BY id LIMIT $3`,
-			after, utc(since), exportChunk)
-		if err != nil {
-			return nil, fmt.Errorf("reading the audit trail: %w", err)
-		}
-		var chunk []pdp.DecisionEvent
-		for rows.Next() {
-			rec, err := scanDecision(rows)
-			if err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("reading the audit trail: %w", err)
-			}
-			chunk = append(chunk, rec)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("reading the audit trail: %w", err)
-		}
-		return chunk, nil
-	}, fn)
 }

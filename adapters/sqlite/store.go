@@ -11,6 +11,8 @@ import (
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+	"github.com/toolperm/pdp/internal/sqlstore"
+	"github.com/toolperm/pdp/internal/storerows"
 )
 
 // ErrClosed is the error of a store used after Close.
@@ -36,17 +38,18 @@ type Options struct {
 
 // AuditObserver is told of every audit transaction: how many events it
 // carried, how long it took, and whether it failed.
-type AuditObserver interface {
-	AuditBatch(events int, took time.Duration, err error)
-}
+type AuditObserver = sqlstore.AuditObserver
+
+// shared names the embedded queries both backends keep alike.
+type shared = sqlstore.Store
 
 // Store is the SQLite state of the PDP. It is safe for concurrent use.
 type Store struct {
+	*shared
 	write *sql.DB // one connection: SQLite has one writer
 	read  *sql.DB // a pool of readers (WAL lets them run beside the writer)
-	audit *auditWriter
+	audit *sqlstore.AuditWriter
 	trees *treeCache
-	now   func() time.Time
 	// incremental: the file gives deleted events' pages back
 	// (auto_vacuum INCREMENTAL, vacuum.go).
 	incremental atomic.Bool
@@ -105,15 +108,17 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("opening %s for reading: %w", path, err)
 	}
 	read.SetMaxOpenConns(8)
-	s := &Store{write: write, read: read, trees: newTreeCache(), now: time.Now}
+	s := &Store{write: write, read: read, trees: newTreeCache()}
+	s.shared = &sqlstore.Store{Read: sqlstore.SQL(read), Write: sqlstore.SQL(write), Dialect: dialect, Now: time.Now,
+		AddChanges: addChanges, FindRoot: rootID, Changed: s.trees.invalidate}
 	s.incremental.Store(incremental)
-	s.audit = newAuditWriter(write, opts.MaxBatch, opts.Observer)
+	s.audit = sqlstore.NewAuditWriter(s.writeTx, opts.MaxBatch, opts.Observer, ErrClosed)
 	return s, nil
 }
 
 // Close flushes the pending audit events and closes the database.
 func (s *Store) Close() error {
-	s.audit.close()
+	s.audit.Close()
 	return errors.Join(s.read.Close(), s.write.Close())
 }
 
@@ -130,14 +135,15 @@ func (s *Store) Writable(ctx context.Context) error {
 	return tx.Rollback()
 }
 
-// timeFormat is fixed-width (always nine fraction digits, always UTC), so
-// stored times compare as text in time order: RFC3339Nano drops trailing
-// zeros, and "…:15.3Z" sorted before "…:15Z".
-const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"
+// formatTime is a time as SQLite keeps it (storerows.TimeText).
+func formatTime(t time.Time) string { return t.UTC().Format(storerows.TimeText) }
 
-func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
-
-func parseTime(s string) time.Time {
-	t, _ := time.Parse(timeFormat, s)
-	return t
+// dialect is what SQLite's queries send of their own.
+var dialect = sqlstore.Dialect{
+	Time:       func(t time.Time) any { return formatTime(t) },
+	Text:       func(s string) string { return s },
+	Violation:  violation,
+	ListIndex:  listIndex,
+	Arm:        func(page string) string { return `SELECT * FROM (` + page + `)` },
+	FilterTime: "+time", // "+": a condition, never the index
 }

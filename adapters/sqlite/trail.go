@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/internal/storerows"
-	"github.com/toolperm/pdp/pdp"
 )
 
 // TrailStats describes the audit trail for an operator (pdp audit stats).
@@ -62,7 +61,7 @@ func (s *Store) TrailStats(ctx context.Context) (TrailStats, error) {
 			return st, err
 		}
 		if t.Valid {
-			*q.to = parseTime(t.String)
+			*q.to = storerows.ParseTime(t.String)
 		}
 	}
 	if st.Bytes, err = s.fileBytes(ctx); err != nil {
@@ -77,39 +76,4 @@ func (s *Store) TrailStats(ctx context.Context) (TrailStats, error) {
 	}
 	st.FreeBytes = free * pageSize
 	return st, nil
-}
-
-// exportChunk is how many events one read of EachDecision takes: each
-// read is its own short transaction, so an export never pins the WAL.
-const exportChunk = 1000
-
-// EachDecision calls fn with every event at or after since, oldest first,
-// until fn returns an error. Events are read in chunks along the id
-// index, so a long export holds no read transaction open.
-func (s *Store) EachDecision(ctx context.Context, since time.Time, fn func(pdp.DecisionEvent) error) error {
-	cut := formatTime(since)
-	return storerows.EachInChunks(pdp.DecisionIDFloor(since), exportChunk, func(after string, first bool) ([]pdp.DecisionEvent, error) {
-		from := "id > ?"
-		if first {
-			from = "id >= ?"
-		}
-		rows, err := s.read.QueryContext(ctx, `SELECT `+decisionColumns+` FROM decisions WHERE `+from+` AND +time >= ? ORDER BY id LIMIT ?`,
-			after, cut, exportChunk)
-		if err != nil {
-			return nil, fmt.Errorf("reading the audit trail: %w", err)
-		}
-		var chunk []pdp.DecisionEvent
-		for rows.Next() {
-			rec, err := scanDecision(rows)
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
-			chunk = append(chunk, rec)
-		}
-		if err := rows.Close(); err != nil {
-			return nil, err
-		}
-		return chunk, nil
-	}, fn)
 }

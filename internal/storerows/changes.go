@@ -5,26 +5,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/toolperm/pdp/pdp"
 )
 
 // Changes reads the rows of `SELECT seq, time, kind, session_id,
-// decision_id, session FROM changes`, the time column scanned as a T and
-// turned into a time by toTime; it returns the changes without their
-// decisions and, for AttachDecisions, the id each names ("" for none).
-func Changes[T any](rows Rows, toTime func(T) time.Time) ([]pdp.Change, []string, error) {
+// decision_id, session FROM changes`; it returns the changes without
+// their decisions and, for AttachDecisions, the id each names ("" for
+// none).
+func Changes(rows Rows) ([]pdp.Change, []string, error) {
 	var out []pdp.Change
 	var decisionIDs []string
 	for rows.Next() {
 		var c pdp.Change
-		var t T
+		var t Time
 		var decisionID, session *string
 		if err := rows.Scan(&c.Seq, &t, &c.Kind, &c.SessionID, &decisionID, &session); err != nil {
 			return nil, nil, fmt.Errorf("reading the change log: %w", err)
 		}
-		c.Time = toTime(t)
+		c.Time = t.T
 		c.Session = ChangeSession(session)
 		out = append(out, c)
 		decisionIDs = append(decisionIDs, str(decisionID))

@@ -41,3 +41,24 @@ func str(s *string) string {
 	}
 	return *s
 }
+
+// DecisionColumnNames are the columns of a decision row ScanDecision
+// reads, in its order.
+const DecisionColumnNames = `id, time, session_id, tool, capability, args, cwd, fingerprint, grantable, decision, source, rule, reason,
+	danger_verdict, danger_by, revision, latency_us, answer, answer_channel, answered_at, grant_id, tool_use_id, answered_by`
+
+// ScanDecision reads a row of DecisionColumnNames, then into extra.
+func ScanDecision(row Row, extra ...any) (pdp.DecisionEvent, error) {
+	var rec pdp.DecisionEvent
+	var c DecisionColumns
+	var t, answeredAt Time
+	dest := append([]any{&rec.DecisionID, &t, &rec.SessionID, &rec.Tool, &rec.Capability, &c.Args, &rec.Cwd, &rec.Fingerprint, &rec.Grantable,
+		&rec.Decision.Decision, &rec.Source, &rec.Rule, &rec.Reason, &c.DangerVerdict, &c.DangerBy, &rec.Revision, &rec.LatencyUS,
+		&c.Answer, &c.Channel, &answeredAt, &c.GrantID, &c.ToolUseID, &c.AnsweredBy}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return rec, err
+	}
+	rec.Time, c.AnsweredAt = t.T, answeredAt.T
+	Decision(&rec, c)
+	return rec, nil
+}

@@ -6,13 +6,6 @@ import (
 	"github.com/toolperm/pdp/pdp"
 )
 
-// Rows are the rows of a query, as database/sql and pgx both give them.
-type Rows interface {
-	Next() bool
-	Scan(dest ...any) error
-	Err() error
-}
-
 // EachRecorded calls fn with each row of `SELECT id, session_id,
 // decision, rule, recorded`, what the decision was judged on decoded
 // (nil when it is missing or unreadable: such a decision is skipped by

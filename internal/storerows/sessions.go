@@ -49,3 +49,26 @@ func Session(rec *pdp.StoredSession, c SessionColumns) error {
 	}
 	return nil
 }
+
+// SessionColumnNames are the columns of a session row ScanSession reads,
+// in its order.
+const SessionColumnNames = `id, permission_level, mode, execution_mode, workspace, rules, parent_session_id, scope, assessor_model, owner, created_at, updated_at, path_rules, command_rules`
+
+// ScanSession reads a row of SessionColumnNames, then into extra.
+func ScanSession(row Row, extra ...any) (pdp.StoredSession, error) {
+	var rec pdp.StoredSession
+	var c SessionColumns
+	var parent *string
+	var created, updated Time
+	dest := append([]any{&rec.ID, &rec.PermissionLevel, &rec.Mode, &rec.ExecutionMode, &rec.Workspace, &c.Rules, &parent, &c.Scope,
+		&rec.AssessorModel, &rec.Owner, &created, &updated, &c.PathRules, &c.CommandRules}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return rec, err
+	}
+	if err := Session(&rec, c); err != nil {
+		return rec, err
+	}
+	rec.ParentSessionID = str(parent)
+	rec.CreatedAt, rec.UpdatedAt = created.T, updated.T
+	return rec, nil
+}

@@ -1,0 +1,104 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/toolperm/pdp/pdp"
+)
+
+// AnswerDecision records a person's answer to an ask and, for
+// allow_session or allow_project, creates the grants on the root of the
+// session's tree, in one transaction. pdp.ErrConflict when the decision
+// was not an ask or is already answered; pdp.ErrNotGrantable for a grant
+// on a call without a fingerprint (nothing is written then).
+func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) (pdp.DecisionEvent, error) {
+	return s.answer(ctx, id, pdp.Answer{Answer: answer, Channel: channel}, "recording the answer")
+}
+
+// RecordOutcome records what a runtime reports became of an ask (allow_once
+// or deny), naming the token that reported it; it never creates a grant.
+// pdp.ErrConflict when the decision is not an ask or is already answered.
+func (s *Store) RecordOutcome(ctx context.Context, id, answer, channel, by string) (pdp.DecisionEvent, error) {
+	if answer != pdp.AllowOnce && answer != pdp.DenyAnswer {
+		return pdp.DecisionEvent{}, fmt.Errorf("outcome %q is not allow_once or deny: %w", answer, pdp.ErrConflict)
+	}
+	return s.answer(ctx, id, pdp.Answer{Answer: answer, Channel: channel, By: by}, "recording the outcome")
+}
+
+// answer records a in one transaction. The answer is a conditional UPDATE
+// (… WHERE answer IS NULL), so of two answers at once, on any writer,
+// exactly one is recorded: the other is pdp.ErrConflict, as is an answer
+// to a decision that was not an ask. The change log has the answer in
+// the same transaction.
+func (s *Store) answer(ctx context.Context, id string, a pdp.Answer, doing string) (pdp.DecisionEvent, error) {
+	tx, err := s.Write.Begin(ctx)
+	if err != nil {
+		return pdp.DecisionEvent{}, fmt.Errorf("%s: %w", doing, err)
+	}
+	defer tx.Rollback(context.Background())
+	now := s.Now()
+	var by *string
+	if a.By != "" {
+		by = &a.By
+	}
+	n, err := tx.Exec(ctx, `UPDATE decisions SET answer = ?, answer_channel = ?, answered_at = ?, answered_by = ?
+		WHERE id = ? AND decision = 'ask' AND answer IS NULL`, a.Answer, a.Channel, s.Time(now), by, id)
+	if err != nil {
+		return pdp.DecisionEvent{}, fmt.Errorf("%s: %w", doing, err)
+	}
+	rec, err := decision(ctx, tx, id)
+	if err != nil {
+		return rec, err
+	}
+	if n == 0 {
+		if rec.Decision.Decision != pdp.Ask {
+			return rec, fmt.Errorf("decision %s was %s, not ask: %w", id, rec.Decision.Decision, pdp.ErrConflict)
+		}
+		answered := "already"
+		if rec.Answer != nil {
+			answered = rec.Answer.Answer
+		}
+		return rec, fmt.Errorf("decision %s was already answered %s: %w", id, answered, pdp.ErrConflict)
+	}
+	granted := a.Answer == pdp.AllowSession || a.Answer == pdp.AllowProject
+	if granted {
+		if err := s.grant(ctx, tx, &rec, a.Answer, now); err != nil {
+			return rec, err
+		}
+	}
+	if err := s.AddChanges(ctx, tx, Change{Time: now, Kind: pdp.ChangeAnswer, SessionID: rec.SessionID, DecisionID: id}); err != nil {
+		return rec, err
+	}
+	if s.Answered != nil {
+		if err := s.Answered(ctx, tx, id); err != nil {
+			return rec, fmt.Errorf("%s: %w", doing, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return rec, fmt.Errorf("%s: %w", doing, err)
+	}
+	if granted {
+		s.changed()
+	}
+	return rec, nil
+}
+
+// grant stores the grants of an answer on the root of rec's session tree
+// and links the first to rec.
+func (s *Store) grant(ctx context.Context, tx Tx, rec *pdp.DecisionEvent, answer string, now time.Time) error {
+	root, err := s.FindRoot(ctx, tx, rec.SessionID)
+	if err != nil {
+		return err
+	}
+	gid, err := s.grantParts(ctx, tx, *rec, root, answer, now)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE decisions SET grant_id = ? WHERE id = ?`, gid, rec.DecisionID); err != nil {
+		return fmt.Errorf("recording the answer: %w", err)
+	}
+	rec.Answer.GrantID = gid
+	return nil
+}

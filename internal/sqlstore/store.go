@@ -1,0 +1,79 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/toolperm/pdp/pdp"
+)
+
+// Violation names the constraint a failed INSERT broke.
+type Violation int
+
+// The constraints a backend tells apart.
+const (
+	NoViolation Violation = iota
+	Unique
+	ForeignKey
+)
+
+// Dialect is how one database differs in what the shared queries send.
+type Dialect struct {
+	// Time is a time as a time column takes it.
+	Time func(time.Time) any
+	// Text is free text as a text column takes it.
+	Text func(string) string
+	// Violation names the constraint err broke, if any.
+	Violation func(err error) Violation
+	// ListIndex is what follows "FROM decisions" in a list by the
+	// filters it has (an index to walk), or "".
+	ListIndex func(session, decision, source bool) string
+	// Arm makes one decision's page of a list a part of a UNION ALL.
+	Arm func(page string) string
+	// FilterTime is the time column in a condition that must not choose
+	// the index: the id range does.
+	FilterTime string
+	// LockRow ends the read of a row the transaction updates next.
+	LockRow string
+}
+
+// Store is the state both backends keep alike. Its methods implement the
+// core's store roles; a backend embeds it and adds what it does its own
+// way.
+type Store struct {
+	// Read serves reads, Write every write (the two may be one pool).
+	Read, Write DB
+	Dialect
+	// Now is the time of a write, as the backend keeps it.
+	Now func() time.Time
+	// AddChanges appends entries to the change log inside tx.
+	AddChanges func(ctx context.Context, tx Tx, entries ...Change) error
+	// FindRoot finds the root of a session's tree through db.
+	FindRoot func(ctx context.Context, db Conn, id string) (string, error)
+	// Answered, when set, runs in the transaction of an answer or an
+	// outcome, before it commits.
+	Answered func(ctx context.Context, tx Tx, decisionID string) error
+	// Changed, when set, is told after every committed write to
+	// sessions or grants.
+	Changed func()
+}
+
+// RootID returns the id of the root of the session's tree.
+func (s *Store) RootID(ctx context.Context, id string) (string, error) {
+	return s.FindRoot(ctx, s.Read, id)
+}
+
+func (s *Store) changed() {
+	if s.Changed != nil {
+		s.Changed()
+	}
+}
+
+// Change is one entry to append to the change log.
+type Change struct {
+	Time       time.Time
+	Kind       string
+	SessionID  string
+	DecisionID string             // of an ask or an answer
+	Session    *pdp.StoredSession // after a level change
+}
