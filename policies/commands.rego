@@ -31,11 +31,15 @@ session_command_rules := input.session.command_rules
 command_layers := ["policy", "session"]
 
 # command_tables are both layers' rules with each prefix's program
-# lower-cased, as program names are compared (program_names).
+# lower-cased, as program names are compared (program_names). The
+# policy's table and its longest prefix depend on the data alone: pdp
+# evaluates such rules once per policy, not once per call.
 command_tables := {
-	"policy": normalized_prefixes(policy_command_rules),
+	"policy": policy_command_table,
 	"session": normalized_prefixes(session_command_rules),
 }
+
+policy_command_table := normalized_prefixes(policy_command_rules)
 
 normalized_prefixes(rules) := {key: action |
 	some prefix, action in rules
@@ -45,10 +49,13 @@ normalized_prefixes(rules) := {key: action |
 
 # command_words is the number of words of each layer's longest prefix:
 # no longer candidate is ever looked up.
-command_words[layer] := max([count(split(k, " ")) | some k, _ in command_tables[layer]]) if {
-	some layer in command_layers
-	count(command_tables[layer]) > 0
-}
+command_words["policy"] := policy_command_words if count(policy_command_table) > 0
+
+command_words["session"] := longest_prefix(command_tables.session) if count(command_tables.session) > 0
+
+policy_command_words := longest_prefix(policy_command_table)
+
+longest_prefix(table) := max([count(split(k, " ")) | some k, _ in table])
 
 # prefix_match is the layer's rule for the longest prefix argv starts
 # with, its words literal: looked up by key, longest first.
