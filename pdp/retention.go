@@ -121,7 +121,7 @@ func (s *Sweeper) Prune(ctx context.Context, before time.Time, progress func(del
 		if n < batch {
 			break
 		}
-		if err = sleep(ctx, max(pause, time.Since(t))); err != nil {
+		if err = Wait(ctx, max(pause, time.Since(t))); err != nil {
 			break
 		}
 	}
@@ -164,7 +164,10 @@ func (s *Sweeper) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
+// Wait waits d, or until ctx ends and returns its error: the pause a
+// long job of a store takes between two steps, so decisions get the
+// store's writer meanwhile.
+func Wait(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -9,22 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/toolperm/pdp/internal/sqlstore"
-	"github.com/toolperm/pdp/pdp"
 )
-
-// Record writes one decision event and returns once it is committed.
-// Concurrent calls share transactions (group commit). When the database
-// cannot be reached the event is refused with an error, so the decision
-// is a 503, never an answer without its record.
-func (s *Store) Record(ctx context.Context, ev pdp.Event) error {
-	return s.audit.Record(ctx, ev)
-}
-
-// AuditStats counts the audit writer's work.
-type AuditStats = sqlstore.AuditStats
-
-// AuditStats returns the counts so far.
-func (s *Store) AuditStats() AuditStats { return s.audit.Stats() }
 
 // writeTx sends the batch's inserts, and the change log entries of its
 // asks, in one round trip run as one implicit transaction: the server

@@ -34,6 +34,9 @@ type Options struct {
 // carried, how long it took, and whether it failed.
 type AuditObserver = sqlstore.AuditObserver
 
+// AuditStats counts the audit writer's work.
+type AuditStats = sqlstore.AuditStats
+
 // shared names the embedded queries both backends keep alike.
 type shared = sqlstore.Store
 
@@ -44,7 +47,6 @@ type shared = sqlstore.Store
 type Store struct {
 	*shared
 	pool     *pgxpool.Pool
-	audit    *sqlstore.AuditWriter
 	listener *listener
 	closeCtx context.CancelFunc
 }
@@ -92,7 +94,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	conn := db{conn{pool}, pool.Begin}
 	s := &Store{pool: pool, closeCtx: cancel, shared: &sqlstore.Store{Read: conn, Write: conn, Dialect: dialect,
 		Now: func() time.Time { return utc(time.Now()) }, AddChanges: addChanges, FindRoot: rootID, Answered: announceAnswer}}
-	s.audit = sqlstore.NewAuditWriter(func(batch []sqlstore.PendingEvent) error {
+	s.Audit = sqlstore.NewAuditWriter(func(batch []sqlstore.PendingEvent) error {
 		return writeTx(pool, opts.WriteTimeout, batch)
 	}, opts.MaxBatch, opts.Observer, ErrClosed)
 	s.listener = newListener(lctx, cfg.ConnConfig.Copy())
@@ -102,7 +104,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 // Close flushes the pending audit events, stops listening and closes the
 // pool.
 func (s *Store) Close() error {
-	s.audit.Close()
+	s.Audit.Close()
 	s.closeCtx()
 	s.listener.wait()
 	s.pool.Close()

@@ -5,20 +5,7 @@ import (
 	"fmt"
 
 	"github.com/toolperm/pdp/internal/sqlstore"
-	"github.com/toolperm/pdp/pdp"
 )
-
-// Record writes one decision event and returns once it is committed.
-// Concurrent calls share transactions (group commit).
-func (s *Store) Record(ctx context.Context, ev pdp.Event) error {
-	return s.audit.Record(ctx, ev)
-}
-
-// AuditStats counts the audit writer's work.
-type AuditStats = sqlstore.AuditStats
-
-// AuditStats returns the counts so far.
-func (s *Store) AuditStats() AuditStats { return s.audit.Stats() }
 
 // writeTx writes a batch of events, and the change log entries of its
 // asks, in one transaction of the writer connection.

@@ -55,7 +55,8 @@ func (s *Store) ReclaimSpace(ctx context.Context) error {
 		if err := s.vacuumStep(ctx); err != nil {
 			return err
 		}
-		if err := pause(ctx, time.Since(t)); err != nil {
+		// At least a millisecond, so audit batches get the writer.
+		if err := pdp.Wait(ctx, max(time.Since(t), time.Millisecond)); err != nil {
 			return err
 		}
 	}
@@ -80,19 +81,6 @@ func (s *Store) vacuumStep(ctx context.Context) error {
 		return err
 	}
 	return tx.Commit()
-}
-
-// pause waits d (at least a millisecond) so audit batches get the writer
-// between two steps of a long job.
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(max(d, time.Millisecond))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // TrailSize estimates the events from the span of row ids (events are

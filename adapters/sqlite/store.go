@@ -40,6 +40,9 @@ type Options struct {
 // carried, how long it took, and whether it failed.
 type AuditObserver = sqlstore.AuditObserver
 
+// AuditStats counts the audit writer's work.
+type AuditStats = sqlstore.AuditStats
+
 // shared names the embedded queries both backends keep alike.
 type shared = sqlstore.Store
 
@@ -48,7 +51,6 @@ type Store struct {
 	*shared
 	write *sql.DB // one connection: SQLite has one writer
 	read  *sql.DB // a pool of readers (WAL lets them run beside the writer)
-	audit *sqlstore.AuditWriter
 	trees *treeCache
 	// incremental: the file gives deleted events' pages back
 	// (auto_vacuum INCREMENTAL, vacuum.go).
@@ -112,13 +114,13 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	s.shared = &sqlstore.Store{Read: sqlstore.SQL(read), Write: sqlstore.SQL(write), Dialect: dialect, Now: time.Now,
 		AddChanges: addChanges, FindRoot: rootID, Changed: s.trees.invalidate}
 	s.incremental.Store(incremental)
-	s.audit = sqlstore.NewAuditWriter(s.writeTx, opts.MaxBatch, opts.Observer, ErrClosed)
+	s.Audit = sqlstore.NewAuditWriter(s.writeTx, opts.MaxBatch, opts.Observer, ErrClosed)
 	return s, nil
 }
 
 // Close flushes the pending audit events and closes the database.
 func (s *Store) Close() error {
-	s.audit.Close()
+	s.Audit.Close()
 	return errors.Join(s.read.Close(), s.write.Close())
 }
 

@@ -43,6 +43,8 @@ type Dialect struct {
 type Store struct {
 	// Read serves reads, Write every write (the two may be one pool).
 	Read, Write DB
+	// Audit writes the decision events.
+	Audit *AuditWriter
 	Dialect
 	// Now is the time of a write, as the backend keeps it.
 	Now func() time.Time
@@ -57,6 +59,17 @@ type Store struct {
 	// sessions or grants.
 	Changed func()
 }
+
+// Record writes one decision event and returns once it is committed.
+// Concurrent calls share transactions (group commit). An event the
+// database refuses is an error, so the decision is a 503, never an
+// answer without its record.
+func (s *Store) Record(ctx context.Context, ev pdp.Event) error {
+	return s.Audit.Record(ctx, ev)
+}
+
+// AuditStats returns the counts of the audit writer's work so far.
+func (s *Store) AuditStats() AuditStats { return s.Audit.Stats() }
 
 // RootID returns the id of the root of the session's tree.
 func (s *Store) RootID(ctx context.Context, id string) (string, error) {
