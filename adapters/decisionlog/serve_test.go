@@ -94,11 +94,7 @@ func TestServeLogsEveryAnsweredDecision(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("pdp serve did not stop cleanly: %v", err)
 	}
-	b, err := os.ReadFile(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := lines(t, b)
+	got := fileLines(t, logPath)
 	var logged []string
 	for _, e := range got {
 		logged = append(logged, e["decision_id"].(string))

@@ -52,6 +52,16 @@ func lines(t *testing.T, b []byte) []map[string]any {
 	return out
 }
 
+// fileLines parses every line of the file at path as a JSON object.
+func fileLines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines(t, b)
+}
+
 func TestLineIsAnOPADecisionLogEvent(t *testing.T) {
 	var buf bytes.Buffer
 	w := decisionlog.New(&buf, decisionlog.Options{ReplicaID: "replica-a", Version: "v1.2.3"})
@@ -198,11 +208,7 @@ func TestCloseFlushesEverythingAndAppends(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatalf("a second Close: %v", err)
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := lines(t, b)
+	got := fileLines(t, path)
 	if len(got) != n+1 || got[0]["decision_id"] != "earlier" {
 		t.Fatalf("%d lines after Close (first %v), want the earlier one and %d", len(got), got[0]["decision_id"], n)
 	}

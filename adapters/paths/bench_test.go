@@ -3,8 +3,6 @@ package paths
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,15 +15,7 @@ import (
 //
 //	go test ./adapters/paths -run '^$' -bench WorstShapes -benchmem
 func BenchmarkWorstShapes(b *testing.B) {
-	base := b.TempDir()
-	ws := filepath.Join(base, "ws")
-	deep := filepath.Join(append([]string{ws, "deep"}, strings.Split(strings.Repeat("d/", 1500), "/")...)...)
-	if err := os.MkdirAll(deep, 0o755); err != nil {
-		b.Skipf("cannot build a 1,500-deep tree here: %v", err)
-	}
-	if err := os.Symlink(deep, filepath.Join(ws, "link")); err != nil {
-		b.Fatal(err)
-	}
+	ws := deepWorkspace(b)
 	follow := Resolver{FollowSymlinks: true}
 	run := func(b *testing.B, entry *pdp.ToolEntry, args map[string]any) {
 		b.ReportAllocs()

@@ -167,13 +167,7 @@ func TestResolutionFailsClosed(t *testing.T) {
 }
 
 func TestCostIsBounded(t *testing.T) {
-	base := t.TempDir()
-	ws := filepath.Join(base, "ws")
-	deep := filepath.Join(append([]string{ws, "deep"}, strings.Split(strings.Repeat("d/", 1500), "/")...)...)
-	if err := os.MkdirAll(deep, 0o755); err != nil {
-		t.Skipf("cannot build a 1,500-deep tree here: %v", err)
-	}
-	mustSymlink(t, deep, filepath.Join(ws, "link"))
+	ws := deepWorkspace(t)
 	follow := Resolver{FollowSymlinks: true}
 
 	t.Run("too many elements is bad input", func(t *testing.T) {

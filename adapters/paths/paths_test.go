@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/toolperm/pdp/pdp"
@@ -114,11 +115,25 @@ func TestSymlinks(t *testing.T) {
 	}
 }
 
-func mustSymlink(t *testing.T, target, link string) {
+func mustSymlink(t testing.TB, target, link string) {
 	t.Helper()
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// deepWorkspace is a new workspace holding a tree 1,500 directories deep
+// and ws/link, a symbolic link to its bottom; it skips where the file
+// system cannot hold such a tree.
+func deepWorkspace(t testing.TB) string {
+	t.Helper()
+	ws := filepath.Join(t.TempDir(), "ws")
+	deep := filepath.Join(append([]string{ws, "deep"}, strings.Split(strings.Repeat("d/", 1500), "/")...)...)
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Skipf("cannot build a 1,500-deep tree here: %v", err)
+	}
+	mustSymlink(t, deep, filepath.Join(ws, "link"))
+	return ws
 }
 
 // readFile is the catalogue entry the unit tests use: path arguments of

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -74,8 +73,7 @@ func TestRetentionBoundsTheTrailUnderLoad(t *testing.T) {
 		t.Skip("starts a server process and loads it for 12s")
 	}
 	db := filepath.Join(t.TempDir(), "pdp.db")
-	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--db", db, "--config", filepath.Join("..", "..", "config.yaml"))
-	cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1", "PDP_AUDIT_RETENTION=2s", "PDP_AUDIT_SWEEP_INTERVAL=1s")
+	cmd := serveProcess(db, repoConfig, "PDP_AUDIT_RETENTION=2s", "PDP_AUDIT_SWEEP_INTERVAL=1s")
 	url := startCmd(t, cmd)
 	var ok, failed atomic.Int64
 	stop := make(chan struct{})
@@ -161,12 +159,8 @@ func TestAuditCommands(t *testing.T) {
 	}
 	dir := t.TempDir()
 	db, logPath := filepath.Join(dir, "pdp.db"), filepath.Join(dir, "decisions.jsonl")
-	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte("decision_log:\n  path: "+logPath+"\n  mask: [command]\n  replica_id: r1\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--db", db, "--config", cfg)
-	cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1")
+	cfg := writeConfig(t, dir, "decision_log:\n  path: "+logPath+"\n  mask: [command]\n  replica_id: r1\n")
+	cmd := serveProcess(db, cfg)
 	url := startCmd(t, cmd)
 	for i := range 30 {
 		body := fmt.Sprintf(`{"session_id":"cli-%d","tool":"shell","args":{"command":"git status %d"},"cwd":"/w"}`, i%3, i)
@@ -214,8 +208,7 @@ func TestAuditCommands(t *testing.T) {
 	}
 
 	// Prune while a server runs under load: no decision fails.
-	cmd = exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--db", db, "--config", cfg)
-	cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1")
+	cmd = serveProcess(db, cfg)
 	url = startCmd(t, cmd)
 	var ok, failed atomic.Int64
 	stop := make(chan struct{})

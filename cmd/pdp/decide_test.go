@@ -126,10 +126,7 @@ answer := {"decision": "deny", "source": "config", "rule": "LOCKDOWN", "reason":
 		t.Fatalf("--policies: %v %s", err, out)
 	}
 
-	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(cfg, []byte("policy:\n  path: "+dir+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfig(t, t.TempDir(), "policy:\n  path: "+dir+"\n")
 	doc, out, err = runPDP(t, body, "decide", "--config", cfg)
 	if err != nil || doc["rule"] != "LOCKDOWN" {
 		t.Fatalf("--config: %v %s", err, out)

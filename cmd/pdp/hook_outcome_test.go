@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -32,8 +29,7 @@ func securedTestServer(t *testing.T) *httptest.Server {
 // exit 0.
 func runHookProcess(t *testing.T, stdin, token string, args ...string) (stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"hook", "claude-code", "--config", filepath.Join("..", "..", "config.yaml")}, args...)...)
-	cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1", "PDP_TOKEN="+token, "CLAUDE_PROJECT_DIR=")
+	cmd := pdpProcess(append([]string{"hook", "claude-code", "--config", repoConfig}, args...), "PDP_TOKEN="+token, "CLAUDE_PROJECT_DIR=")
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

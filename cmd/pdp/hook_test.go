@@ -35,7 +35,7 @@ func runHook(t *testing.T, stdin string, args ...string) hookAnswer {
 	var out bytes.Buffer
 	cmd.SetIn(strings.NewReader(stdin))
 	cmd.SetOut(&out)
-	cmd.SetArgs(append([]string{"hook", "claude-code", "--config", filepath.Join("..", "..", "config.yaml")}, args...))
+	cmd.SetArgs(append([]string{"hook", "claude-code", "--config", repoConfig}, args...))
 	if err := cmd.Execute(); err != nil {
 		t.Fatalf("the hook failed (a runtime would run the tool): %v", err)
 	}

@@ -66,8 +66,7 @@ func startMCPProxy(t *testing.T, pdpURL, session, workspace string, flags ...str
 	s := &mcpSide{t: t, out: make(chan []byte, 100), record: filepath.Join(t.TempDir(), "received.jsonl"), stderr: &lockedBuffer{}}
 	args := append([]string{"mcp-proxy", "--url", pdpURL, "--session", session, "--name", "files", "--workspace", workspace}, flags...)
 	args = append(args, "--", os.Args[0], testMCPServerArg, s.record)
-	s.cmd = exec.Command(os.Args[0], args...)
-	s.cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1", "PDP_TOKEN=")
+	s.cmd = pdpProcess(args, "PDP_TOKEN=")
 	s.cmd.Stderr = s.stderr
 	var err error
 	if s.stdin, err = s.cmd.StdinPipe(); err != nil {

@@ -33,13 +33,8 @@ func startReplica(t *testing.T, db, name string) *replica {
 	t.Helper()
 	dir := t.TempDir()
 	r := &replica{log: filepath.Join(dir, "decisions.jsonl")}
-	cfg := filepath.Join(dir, "config.yaml")
-	yaml := fmt.Sprintf("decision_log:\n  path: %s\n  replica_id: %s\naudit:\n  retention: 0s\n", r.log, name)
-	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r.cmd = exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--db", db, "--config", cfg)
-	r.cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1")
+	cfg := writeConfig(t, dir, fmt.Sprintf("decision_log:\n  path: %s\n  replica_id: %s\naudit:\n  retention: 0s\n", r.log, name))
+	r.cmd = serveProcess(db, cfg)
 	r.url = startCmd(t, r.cmd)
 	return r
 }
@@ -338,9 +333,7 @@ func TestTrailCommandsOnPostgreSQL(t *testing.T) {
 	}
 	r.stop(t)
 	pdpRun := func(args ...string) (string, error) {
-		cmd := exec.Command(os.Args[0], append(args, "--db", db, "--config", filepath.Join("..", "..", "config.yaml"))...)
-		cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1")
-		out, err := cmd.CombinedOutput()
+		out, err := pdpProcess(append(args, "--db", db, "--config", repoConfig)).CombinedOutput()
 		return string(out), err
 	}
 	out, err := pdpRun("replay", "--policies", filepath.Join("..", "..", "policies"))

@@ -29,11 +29,38 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// repoConfig is the repository's config.yaml.
+var repoConfig = filepath.Join("..", "..", "config.yaml")
+
+// pdpProcess is `pdp args…`: this test binary running main (TestMain),
+// with env added to its environment.
+func pdpProcess(args []string, env ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), "PDP_TEST_RUN_MAIN=1"), env...)
+	return cmd
+}
+
+// serveProcess is `pdp serve` on a free loopback port, on db with the
+// config file cfg.
+func serveProcess(db, cfg string, env ...string) *exec.Cmd {
+	return pdpProcess([]string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--config", cfg}, env...)
+}
+
+// writeConfig writes a config file with this text into dir and returns
+// its path.
+func writeConfig(t *testing.T, dir, yaml string) string {
+	t.Helper()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 // startServer runs `pdp serve` as a child process and returns its base URL.
 func startServer(t *testing.T, db string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--db", db, "--config", filepath.Join("..", "..", "config.yaml"))
-	cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1")
+	cmd := serveProcess(db, repoConfig)
 	return cmd, startCmd(t, cmd)
 }
 
@@ -84,13 +111,18 @@ func hammer(url string, stop <-chan struct{}, count *atomic.Int64) []string {
 	return answered
 }
 
-// underLoad starts `pdp serve` on db, drives it with 16 clients until
-// they have had at least warmup answers (at most a minute: a slow machine
-// or the race detector answers fewer a second), then runs stopServer
-// while the load goes on, and returns the ids of every decision a client
-// got an answer for.
-func underLoad(t *testing.T, db string, warmup int64, stopServer func(*exec.Cmd)) []string {
+// underLoad starts `pdp serve` on a new database, drives it with 16
+// clients until they have had at least warmup answers (at most a minute:
+// a slow machine or the race detector answers fewer a second), then
+// sends the server sig and runs stopped while the load goes on, and
+// returns the database and the ids of every decision a client got an
+// answer for.
+func underLoad(t *testing.T, warmup int64, sig syscall.Signal, stopped func(*exec.Cmd)) (db string, answered []string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a server process")
+	}
+	db = filepath.Join(t.TempDir(), "pdp.db")
 	cmd, url := startServer(t, db)
 	stop := make(chan struct{})
 	done := make(chan []string)
@@ -99,9 +131,12 @@ func underLoad(t *testing.T, db string, warmup int64, stopServer func(*exec.Cmd)
 	for deadline := time.Now().Add(time.Minute); count.Load() < warmup && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
-	stopServer(cmd)
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	stopped(cmd)
 	close(stop)
-	return <-done
+	return db, <-done
 }
 
 // missingFromTrail returns the ids that are not in the audit trail.
@@ -122,14 +157,7 @@ func missingFromTrail(t *testing.T, db string, ids []string) []string {
 }
 
 func TestCrashLosesNoAnsweredDecision(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a server process")
-	}
-	db := filepath.Join(t.TempDir(), "pdp.db")
-	answered := underLoad(t, db, 200, func(cmd *exec.Cmd) {
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
+	db, answered := underLoad(t, 200, syscall.SIGKILL, func(*exec.Cmd) {
 		time.Sleep(200 * time.Millisecond)
 	})
 	if len(answered) < 50 {
@@ -142,14 +170,7 @@ func TestCrashLosesNoAnsweredDecision(t *testing.T) {
 }
 
 func TestGracefulShutdownCommitsInFlightDecisions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a server process")
-	}
-	db := filepath.Join(t.TempDir(), "pdp.db")
-	answered := underLoad(t, db, 100, func(cmd *exec.Cmd) {
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
+	db, answered := underLoad(t, 100, syscall.SIGTERM, func(cmd *exec.Cmd) {
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
 		select {
@@ -171,8 +192,7 @@ func TestServeRefusesWithoutAValidPolicy(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "bad.rego"), []byte("package toolperm\n\nanswer := x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "pdp.db"), "--policies", dir)
-	cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1")
+	cmd := pdpProcess([]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "pdp.db"), "--policies", dir})
 	out, err := cmd.CombinedOutput()
 	if err == nil || !bytes.Contains(out, []byte("no valid policy")) {
 		t.Fatalf("serve started with a broken policy: %v\n%s", err, out)
@@ -181,8 +201,7 @@ func TestServeRefusesWithoutAValidPolicy(t *testing.T) {
 
 func TestServeRefusesAnOpenNonLoopbackAddress(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "serve", "--addr", "0.0.0.0:0", "--db", filepath.Join(dir, "pdp.db"), "--config", filepath.Join("..", "..", "config.yaml"))
-	cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1")
+	cmd := pdpProcess([]string{"serve", "--addr", "0.0.0.0:0", "--db", filepath.Join(dir, "pdp.db"), "--config", repoConfig})
 	out, err := cmd.CombinedOutput()
 	if err == nil || !bytes.Contains(out, []byte("without access control")) {
 		t.Fatalf("serve listened on 0.0.0.0 without tokens: %v\n%s", err, out)
@@ -194,13 +213,8 @@ func TestServeWithTokensAndMetrics(t *testing.T) {
 		t.Skip("starts a server process")
 	}
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "config.yaml")
-	yaml := "auth:\n  tokens:\n    - name: runtime\n      roles: [dispatcher]\n      env: TEST_PDP_RUNTIME_TOKEN\n"
-	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "pdp.db"), "--config", cfg)
-	cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1", "TEST_PDP_RUNTIME_TOKEN=s3cret")
+	cfg := writeConfig(t, dir, "auth:\n  tokens:\n    - name: runtime\n      roles: [dispatcher]\n      env: TEST_PDP_RUNTIME_TOKEN\n")
+	cmd := serveProcess(filepath.Join(dir, "pdp.db"), cfg, "TEST_PDP_RUNTIME_TOKEN=s3cret")
 	url := startCmd(t, cmd)
 
 	post := func(token string) int {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -126,8 +125,7 @@ func TestTerminalAsksAnswerLevel(t *testing.T) {
 
 // A failure is a message on stderr and a non-zero exit status.
 func TestTerminalFailsClearly(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "answer", "--url", "http://127.0.0.1:1", "18eca58498b75c1c506d0b40", "deny")
-	cmd.Env = append(os.Environ(), "PDP_TEST_RUN_MAIN=1")
+	cmd := pdpProcess([]string{"answer", "--url", "http://127.0.0.1:1", "18eca58498b75c1c506d0b40", "deny"})
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
