@@ -2,9 +2,7 @@ package pdp_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,8 +11,8 @@ import (
 	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
+	"github.com/toolperm/pdp/internal/policytest"
 	"github.com/toolperm/pdp/pdp"
-	"github.com/toolperm/pdp/policies"
 )
 
 // pathTree makes a workspace with the files the shipped path rules care
@@ -162,23 +160,9 @@ func BenchmarkPathRules(b *testing.B) {
 // and element wildcards, none matching the benchmark's paths.
 func manyPathRules(n int) map[string]pdp.PathRule {
 	rules := make(map[string]pdp.PathRule, n)
+	shapes := []string{"generated/d%d/**", "secret%d.key", "*.ext%d", ".cfg%d.*", "/opt/place%d/**", "src/*/gen%d/*.go"}
 	for i := 0; len(rules) < n; i++ {
-		var p string
-		switch i % 6 {
-		case 0:
-			p = fmt.Sprintf("generated/d%d/**", i)
-		case 1:
-			p = fmt.Sprintf("secret%d.key", i)
-		case 2:
-			p = fmt.Sprintf("*.ext%d", i)
-		case 3:
-			p = fmt.Sprintf(".cfg%d.*", i)
-		case 4:
-			p = fmt.Sprintf("/opt/place%d/**", i)
-		case 5:
-			p = fmt.Sprintf("src/*/gen%d/*.go", i)
-		}
-		rules[p] = pdp.PathRule{Read: "deny", Write: "ask"}
+		rules[fmt.Sprintf(shapes[i%len(shapes)], i)] = pdp.PathRule{Read: "deny", Write: "ask"}
 	}
 	return rules
 }
@@ -187,29 +171,8 @@ func manyPathRules(n int) map[string]pdp.PathRule {
 func builtinPolicyWithPaths(t testing.TB, rules map[string]pdp.PathRule) *pdp.Policy {
 	t.Helper()
 	files := fstest.MapFS{}
-	err := fs.WalkDir(policies.FS, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(policies.FS, name)
-		if err != nil {
-			return err
-		}
-		if filepath.Base(name) == "data.json" {
-			var data map[string]any
-			if err := json.Unmarshal(b, &data); err != nil {
-				return err
-			}
-			data["paths"] = rules
-			if b, err = json.Marshal(data); err != nil {
-				return err
-			}
-		}
+	for name, b := range policytest.Files(t, func(data map[string]any) { data["paths"] = rules }) {
 		files[name] = &fstest.MapFile{Data: b}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	p, err := policysource.LoadFS(context.Background(), files, "builtin+paths")
 	if err != nil {

@@ -13,10 +13,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,6 +31,7 @@ import (
 	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
+	"github.com/toolperm/pdp/internal/policytest"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
@@ -38,29 +41,16 @@ import (
 func makeBundle(t *testing.T, revision string, change func(data map[string]any), extra map[string]string) bundle.Bundle {
 	t.Helper()
 	b := bundle.Bundle{Manifest: bundle.Manifest{Revision: revision}}
-	err := fs.WalkDir(policies.FS, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+	files := policytest.Files(t, func(data map[string]any) {
+		b.Data = data
+		if change != nil {
+			change(data)
 		}
-		raw, err := fs.ReadFile(policies.FS, p)
-		if err != nil {
-			return err
-		}
-		switch {
-		case strings.HasSuffix(p, ".rego"):
-			b.Modules = append(b.Modules, module(t, "/policies/"+p, string(raw)))
-		case p == "data.json":
-			if err := json.Unmarshal(raw, &b.Data); err != nil {
-				return err
-			}
-		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if change != nil {
-		change(b.Data)
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		if strings.HasSuffix(p, ".rego") {
+			b.Modules = append(b.Modules, module(t, "/policies/"+p, string(files[p])))
+		}
 	}
 	for name, src := range extra {
 		b.Modules = append(b.Modules, bundle.ModuleFile{Path: "/policies/" + name, URL: "/policies/" + name, Raw: []byte(src)})

@@ -18,18 +18,20 @@ func TestShippedConfigIsTheDefault(t *testing.T) {
 	}
 }
 
-func TestEnvironmentOverridesEveryKind(t *testing.T) {
-	cfg, err := Load("missing.yaml", false, []string{
-		"PDP_SERVER_ADDR=0.0.0.0:9000",
-		"PDP_SERVER_MAX_BODY_BYTES=42",
-		"PDP_SERVER_SHUTDOWN_TIMEOUT=3s",
-		"PDP_DB_PATH=/tmp/x.db",
-		"PDP_PATHS_FOLLOW_SYMLINKS=false",
-		"HOME=/root",
-	})
+// fromEnvironment is the configuration these environment variables give
+// without a file.
+func fromEnvironment(t *testing.T, env ...string) Config {
+	t.Helper()
+	cfg, err := Load("missing.yaml", false, env)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg
+}
+
+func TestEnvironmentOverridesEveryKind(t *testing.T) {
+	cfg := fromEnvironment(t, "PDP_SERVER_ADDR=0.0.0.0:9000", "PDP_SERVER_MAX_BODY_BYTES=42", "PDP_SERVER_SHUTDOWN_TIMEOUT=3s",
+		"PDP_DB_PATH=/tmp/x.db", "PDP_PATHS_FOLLOW_SYMLINKS=false", "HOME=/root")
 	if cfg.Server.Addr != "0.0.0.0:9000" || cfg.Server.MaxBodyBytes != 42 || cfg.Server.ShutdownTimeout != 3*time.Second || cfg.DB.Path != "/tmp/x.db" || cfg.Paths.FollowSymlinks {
 		t.Fatalf("overrides not applied: %+v", cfg)
 	}
@@ -52,15 +54,8 @@ func TestBadInputIsAnError(t *testing.T) {
 }
 
 func TestTrustedProxiesAndTimeoutsFromTheEnvironment(t *testing.T) {
-	cfg, err := Load("missing.yaml", false, []string{
-		"PDP_SERVER_TRUSTED_PROXIES=10.0.0.0/8, 192.0.2.7",
-		"PDP_SERVER_READ_TIMEOUT=5s",
-		"PDP_SERVER_IDLE_TIMEOUT=1m",
-		"PDP_POLICY_MEMO_BYTES=1048576",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := fromEnvironment(t, "PDP_SERVER_TRUSTED_PROXIES=10.0.0.0/8, 192.0.2.7", "PDP_SERVER_READ_TIMEOUT=5s",
+		"PDP_SERVER_IDLE_TIMEOUT=1m", "PDP_POLICY_MEMO_BYTES=1048576")
 	if !reflect.DeepEqual(cfg.Server.TrustedProxies, []string{"10.0.0.0/8", "192.0.2.7"}) || cfg.Server.ReadTimeout != 5*time.Second ||
 		cfg.Server.IdleTimeout != time.Minute || cfg.Policy.MemoBytes != 1<<20 {
 		t.Fatalf("overrides not applied: %+v %+v", cfg.Server, cfg.Policy)
