@@ -1,7 +1,9 @@
 // Package schema brings a storage backend's database up to the schema
-// this binary knows. The migrations and how each runs (its transaction,
-// its SQL) stay in the backend; the order, the once-each and the refusal
-// of a newer database are decided here for both.
+// this binary knows. The tables both backends declare are written here
+// once, with each dialect's words for the column types (Types); each
+// backend keeps its own list of migrations, as it shipped them. The
+// order, the once-each, the transaction of each and the refusal of a
+// newer database are decided here for both (Apply).
 package schema
 
 import "fmt"
