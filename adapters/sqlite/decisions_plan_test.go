@@ -191,11 +191,7 @@ func TestListQueriesReadOnlyTheirPage(t *testing.T) {
 // TestListQueryPlansUseIndexes: EXPLAIN QUERY PLAN names an index for
 // every read of the table and never sorts an arm of the query.
 func TestListQueryPlansUseIndexes(t *testing.T) {
-	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "pdp.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t, Options{})
 	for name, f := range listFilters("s1", "rule", pdp.Ask, "18ecce8f3f077e501a2eab61", time.Now().Add(-time.Hour)) {
 		t.Run(name, func(t *testing.T) {
 			q, args := decisionsQuery(f, "")

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,11 +12,7 @@ import (
 // and ?since= finds them.
 func TestOldTimesAreRewrittenInTimeOrder(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "pdp.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t, Options{})
 	old := []string{"2026-11-29T10:00:14.999Z", "2026-11-29T10:00:15Z", "2026-11-29T10:00:15.3Z", "2026-11-29T10:00:16.123456789Z"}
 	for i, at := range old {
 		if _, err := s.write.ExecContext(ctx, `INSERT INTO decisions (id, time, session_id, decision, source, rule, reason) VALUES (?,?,?,?,?,?,?)`,

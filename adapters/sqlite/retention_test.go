@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -33,11 +32,7 @@ func recordAt(t testing.TB, s *Store, session, decision string, at time.Time) st
 // answered, and grants made from deleted asks stay.
 func TestSweeperDeletesExactlyTheExpiredEvents(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "pdp.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t, Options{})
 	if !s.Incremental() {
 		t.Fatal("a new database does not give space back")
 	}
@@ -133,11 +128,7 @@ func TestSweeperDeletesExactlyTheExpiredEvents(t *testing.T) {
 // plain text, so deleting an event neither cascades to nor is blocked
 // by a grant.
 func TestGrantsReferenceNoEvent(t *testing.T) {
-	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "pdp.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t, Options{})
 	rows, err := s.read.Query(`SELECT "table", "from" FROM pragma_foreign_key_list('grants')`)
 	if err != nil {
 		t.Fatal(err)
@@ -158,11 +149,7 @@ func TestGrantsReferenceNoEvent(t *testing.T) {
 // sweep runs all commit.
 func TestDecisionsWhileSweepingSeeNoError(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "pdp.db"), Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t, Options{Synchronous: "NORMAL"})
 	cut := time.Now().Add(-time.Hour)
 	writeTrail(t, s, 4000, cut)
 	var recorded, failed atomic.Int64

@@ -437,10 +437,19 @@ func testAnswers(t *testing.T, s Store) {
 	if err != nil || stored.Answer == nil || !stored.Answer.AnsweredAt.Equal(got.Answer.AnsweredAt) || stored.Answer.Channel != "terminal" {
 		t.Fatalf("stored answer = %+v, %v; returned %+v", stored.Answer, err, got.Answer)
 	}
-	_, err = s.AnswerDecision(ctx, ask.Decision.DecisionID, pdp.DenyAnswer, "api")
+	wantSettled(t, s, ask.Decision.DecisionID, "s")
+}
+
+// wantSettled: an ask answered once (allow_once, deny) takes no other
+// answer, from a person or a runtime, and left its session no grant.
+func wantSettled(t *testing.T, s Store, id, session string) {
+	t.Helper()
+	_, err := s.AnswerDecision(t.Context(), id, pdp.DenyAnswer, "console")
 	wantErr(t, err, pdp.ErrConflict)
-	if grants, _ := s.Grants(ctx, "s"); len(grants) != 0 {
-		t.Fatalf("allow_once stored grants %+v", grants)
+	_, err = s.RecordOutcome(t.Context(), id, pdp.DenyAnswer, "claude-code", "runtime")
+	wantErr(t, err, pdp.ErrConflict)
+	if grants, _ := s.Grants(t.Context(), session); len(grants) != 0 {
+		t.Fatalf("answering %s once stored grants %+v", id, grants)
 	}
 }
 
@@ -645,13 +654,7 @@ func testOutcomes(t *testing.T, s Store) {
 	if stored, err := s.Decision(ctx, ask.Decision.DecisionID); err != nil || stored.Answer == nil || stored.Answer.By != "runtime" || stored.Answer.Channel != "claude-code" {
 		t.Fatalf("stored outcome = %+v, %v", stored.Answer, err)
 	}
-	_, err = s.RecordOutcome(ctx, ask.Decision.DecisionID, pdp.DenyAnswer, "claude-code", "runtime")
-	wantErr(t, err, pdp.ErrConflict)
-	_, err = s.AnswerDecision(ctx, ask.Decision.DecisionID, pdp.DenyAnswer, "console")
-	wantErr(t, err, pdp.ErrConflict)
-	if grants, _ := s.Grants(ctx, "s"); len(grants) != 0 {
-		t.Fatalf("an outcome created grants: %+v", grants)
-	}
+	wantSettled(t, s, ask.Decision.DecisionID, "s")
 }
 
 func testChangeLog(t *testing.T, s Store) {
