@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"syscall"
 	"testing"
 	"testing/fstest"
@@ -191,6 +192,36 @@ func BenchmarkDecideUncached(b *testing.B) {
 			calls = freshMix(nextRound())
 		}
 		if _, err := e.Decide(ctx, calls[i%12]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu.report(b)
+}
+
+// BenchmarkDecideUncachedNewSessions is BenchmarkDecideUncached where no
+// two calls share a session's settings either: every call comes from a
+// mix of its own whose sessions carry a rule no other has, so the
+// engine's session facts (evaluated once per tool and session settings)
+// are evaluated again for every call, as for the first call of every
+// new session. BenchmarkDecideUncached reuses them across calls of one
+// tool in sessions of one kind, as a session's calls do.
+func BenchmarkDecideUncachedNewSessions(b *testing.B) {
+	e := newEngine(b, pdp.Components{Workspace: servedResolver})
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU()
+	for i := 0; i < b.N; i++ {
+		n := nextRound()
+		call := freshMix(n)[i%12]
+		for s := call.Session; s != nil; s = s.Parent {
+			s.Rules = maps.Clone(s.Rules)
+			if s.Rules == nil {
+				s.Rules = map[string]string{}
+			}
+			s.Rules[fmt.Sprintf("plugin.p%d.*", n)] = "ask"
+		}
+		if _, err := e.Decide(ctx, call); err != nil {
 			b.Fatal(err)
 		}
 	}

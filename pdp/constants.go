@@ -74,10 +74,17 @@ func findConstants(ctx context.Context, compiler *ast.Compiler, store storage.St
 }
 
 // constantRefs lists the references of the compiled policy's constant
-// rules (docs above). A rule is judged by all its definitions together
-// (partial rules, else branches, the default), and by every rule its
-// bodies may reach.
+// rules (docs above).
 func constantRefs(compiler *ast.Compiler) []ast.Ref {
+	return precomputable(compiler, func(d deps) bool { return !d.varies && !d.readsInput })
+}
+
+// precomputable lists the references of the rules whose dependencies
+// keep: a rule is judged by all its definitions together (partial rules,
+// else branches, the default) and by every rule its bodies may reach.
+// Functions (their value depends on their arguments) and partial rules'
+// keys are never listed.
+func precomputable(compiler *ast.Compiler, keep func(deps) bool) []ast.Ref {
 	byRef := map[string][]*ast.Rule{}
 	var order []ast.Ref
 	for _, name := range slices.Sorted(maps.Keys(compiler.Modules)) {
@@ -91,84 +98,100 @@ func constantRefs(compiler *ast.Compiler) []ast.Ref {
 			return false
 		})
 	}
-	varying := map[*ast.Rule]bool{}
-	var isVarying func(r *ast.Rule, visiting map[*ast.Rule]bool) bool
-	isVarying = func(r *ast.Rule, visiting map[*ast.Rule]bool) bool {
-		if v, ok := varying[r]; ok {
-			return v
+	known := map[*ast.Rule]deps{}
+	var depsOf func(r *ast.Rule, visiting map[*ast.Rule]bool) deps
+	depsOf = func(r *ast.Rule, visiting map[*ast.Rule]bool) deps {
+		if d, ok := known[r]; ok {
+			return d
 		}
 		if visiting[r] {
-			return true // recursion is a compile error; never a constant
+			return deps{varies: true} // recursion is a compile error; never precomputed
 		}
 		visiting[r] = true
-		v := ruleVaries(compiler, r, func(dep *ast.Rule) bool { return isVarying(dep, visiting) })
+		d := ruleDeps(compiler, r, func(dep *ast.Rule) deps { return depsOf(dep, visiting) })
 		delete(visiting, r)
-		varying[r] = v
-		return v
+		known[r] = d
+		return d
 	}
 	var refs []ast.Ref
 	for _, ref := range order {
 		if !ref.IsGround() {
 			continue // a head with a variable key: a partial rule's key, not a document
 		}
-		constant := true
+		var all deps
 		for _, r := range byRef[ref.String()] {
-			if len(r.Head.Args) > 0 || isVarying(r, map[*ast.Rule]bool{}) {
-				constant = false
+			if len(r.Head.Args) > 0 {
+				all.varies = true
 				break
 			}
+			all = all.with(depsOf(r, map[*ast.Rule]bool{}))
 		}
-		if constant {
+		if keep(all) {
 			refs = append(refs, ref)
 		}
 	}
 	return refs
 }
 
-// ruleVaries says whether r (with its else branches) may take a value
-// other than its data alone gives it: it reads the input, uses `with`,
-// calls a nondeterministic builtin, reads a document through a reference
-// it cannot pin down, or depends on a rule that varies.
-func ruleVaries(compiler *ast.Compiler, r *ast.Rule, depVaries func(*ast.Rule) bool) bool {
-	varies := false
+// deps summarises what a rule's value may depend on besides the
+// policy's data.
+type deps struct {
+	// varies: it uses `with` or a nondeterministic builtin (time,
+	// random, HTTP), so its value is never precomputed.
+	varies bool
+	// readsInput: it reads the input document.
+	readsInput bool
+	// beyondFacts: it reads the input outside sessionFactPaths.
+	beyondFacts bool
+}
+
+func (d deps) with(o deps) deps {
+	return deps{varies: d.varies || o.varies, readsInput: d.readsInput || o.readsInput, beyondFacts: d.beyondFacts || o.beyondFacts}
+}
+
+// ruleDeps summarises r (with its else branches) and every rule its
+// references may reach (depsOf).
+func ruleDeps(compiler *ast.Compiler, r *ast.Rule, depsOf func(*ast.Rule) deps) deps {
+	var d deps
 	ast.WalkExprs(r, func(e *ast.Expr) bool {
 		if len(e.With) > 0 {
-			varies = true
+			d.varies = true
 		}
 		if e.IsCall() {
 			if b, ok := ast.BuiltinMap[e.Operator().String()]; ok && b.Nondeterministic {
-				varies = true
+				d.varies = true
 			}
 		}
-		return varies
+		return d.varies
 	})
-	if varies {
-		return true
+	if d.varies {
+		return d
 	}
 	ast.WalkRefs(r, func(ref ast.Ref) bool {
-		if varies {
-			return true
-		}
 		switch {
 		case ref.HasPrefix(ast.InputRootRef):
-			varies = true
+			d.readsInput = true
+			if !withinFacts(ref.GroundPrefix()) {
+				d.beyondFacts = true
+			}
 		case ref.HasPrefix(ast.DefaultRootRef):
 			for _, dep := range compiler.GetRulesDynamicWithOpts(ref, ast.RulesOptions{IncludeHiddenModules: true}) {
-				if dep == r || depVaries(dep) {
-					varies = true
-					break
+				if dep == r {
+					d.varies = true
+					continue
 				}
+				d = d.with(depsOf(dep))
 			}
 		default:
 			// A builtin's name in call position: nondeterministic ones
 			// are caught above, also where they are referred to as values.
 			if b, ok := ast.BuiltinMap[ref.String()]; ok && b.Nondeterministic {
-				varies = true
+				d.varies = true
 			}
 		}
-		return false
+		return d.varies
 	})
-	return varies
+	return d
 }
 
 // put records the value of the rule at ref; false when ref cannot be a
@@ -192,6 +215,23 @@ func (c *constants) put(ref ast.Ref, value *ast.Term) bool {
 	}
 	node.known, node.value = true, value
 	return true
+}
+
+// clone copies the tree, so a copy can grow while the original is read.
+func (c *constants) clone() *constants {
+	var copyNode func(n *constNode) constNode
+	copyNode = func(n *constNode) constNode {
+		out := constNode{known: n.known, value: n.value}
+		if n.children != nil {
+			out.children = make(map[string]*constNode, len(n.children))
+			for k, child := range n.children {
+				cc := copyNode(child)
+				out.children[k] = &cc
+			}
+		}
+		return out
+	}
+	return &constants{root: copyNode(&c.root), rules: c.rules}
 }
 
 // get returns the constant at ref: its value (nil when undefined) and
@@ -223,26 +263,32 @@ func refKey(i int, t *ast.Term) (string, bool) {
 }
 
 // constantCache is the virtual-document cache of one evaluation: the
-// policy's constants, then what the evaluation itself caches. Inside a
-// `with` (a pushed frame) the constants are not used: `with` may replace
-// what they were computed from.
+// policy's constants and the call's session facts (sessionfacts.go),
+// then what the evaluation itself caches. Inside a `with` (a pushed
+// frame) neither is used: `with` may replace what they were computed
+// from.
 type constantCache struct {
-	consts *constants
-	inner  topdown.VirtualCache
-	depth  int
+	consts, facts *constants
+	inner         topdown.VirtualCache
+	depth         int
 }
 
-func newConstantCache(c *constants) *constantCache {
-	return &constantCache{consts: c, inner: topdown.NewVirtualCache()}
+func newConstantCache(consts, facts *constants) *constantCache {
+	return &constantCache{consts: consts, facts: facts, inner: topdown.NewVirtualCache()}
 }
 
 func (c *constantCache) Push() { c.depth++; c.inner.Push() }
 func (c *constantCache) Pop()  { c.depth--; c.inner.Pop() }
 
 func (c *constantCache) Get(ref ast.Ref) (*ast.Term, bool) {
-	if c.depth == 0 && c.consts != nil {
-		if value, ok := c.consts.get(ref); ok {
-			return value, value == nil
+	if c.depth == 0 {
+		for _, known := range [2]*constants{c.consts, c.facts} {
+			if known == nil {
+				continue
+			}
+			if value, ok := known.get(ref); ok {
+				return value, value == nil
+			}
 		}
 	}
 	return c.inner.Get(ref)

@@ -199,7 +199,8 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool) (
 	}
 	evalCtx, cancel := context.WithTimeout(ctx, ev.timeout)
 	defer cancel()
-	rs, err := query.Eval(evalCtx, rego.EvalParsedInput(value), ev.p.evalCache())
+	cache := ev.p.newEvalCache(value)
+	rs, err := query.Eval(evalCtx, rego.EvalParsedInput(value), cache.option())
 	ev.obs.Evaluated(ev.now().Sub(start), false)
 	if err != nil {
 		return outcome{}, fmt.Errorf("evaluating %s: %w", name, err)
@@ -209,6 +210,9 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool) (
 		return outcome{}, fmt.Errorf("evaluating %s: %w", name, err)
 	}
 	out, err := decodeResult(rs, name, explain)
+	if err == nil {
+		cache.done()
+	}
 	if err == nil && !explain {
 		ev.p.memo.put(key, out)
 	}

@@ -35,8 +35,11 @@ type Policy struct {
 	catalogue Catalogue
 	// paths is the policy's layer of path rules (data.paths), compiled.
 	paths *PathRules
-	// consts are the rules that depend on the data alone, evaluated once.
+	// consts are the rules that depend on the data alone, evaluated once;
+	// facts those that depend on the call's capability and session
+	// settings too, evaluated once per such projection of the input.
 	consts *constants
+	facts  *sessionFacts
 	// memo holds this policy's answers per input; it goes with the policy.
 	memo *memo
 }
@@ -79,12 +82,31 @@ func Compile(ctx context.Context, modules map[string]*ast.Module, data map[strin
 		return nil, fmt.Errorf("policy %s: %w", source, err)
 	}
 	return &Policy{Revision: revision, Source: source, explain: explain, answer: answer, catalogue: catalogue,
-		paths: paths, consts: consts, memo: newMemo(DefaultMemoBytes)}, nil
+		paths: paths, consts: consts, facts: newSessionFacts(compiler), memo: newMemo(DefaultMemoBytes)}, nil
 }
 
-// evalCache gives one evaluation the policy's constants (constants.go).
-func (p *Policy) evalCache() rego.EvalOption {
-	return rego.EvalVirtualCache(newConstantCache(p.consts))
+// evalCache is the virtual-document cache of one evaluation of input:
+// the policy's constants and the session facts known for input
+// (constants.go, sessionfacts.go).
+type evalCache struct {
+	facts *sessionFacts
+	key   factsKey
+	learn bool
+	cache *constantCache
+}
+
+func (p *Policy) newEvalCache(input ast.Value) evalCache {
+	known, key, ok := p.facts.lookup(input)
+	return evalCache{facts: p.facts, key: key, learn: ok, cache: newConstantCache(p.consts, known)}
+}
+
+func (c evalCache) option() rego.EvalOption { return rego.EvalVirtualCache(c.cache) }
+
+// done learns the session facts a successful evaluation computed.
+func (c evalCache) done() {
+	if c.learn {
+		c.facts.learn(c.key, c.cache)
+	}
 }
 
 // readData evaluates a document of the policy's data once (nil when it
@@ -155,7 +177,7 @@ func (p *Policy) Check(ctx context.Context) error {
 		return err
 	}
 	for name, q := range map[string]rego.PreparedEvalQuery{AnswerPoint: p.answer, EntryPoint: p.explain} {
-		rs, err := q.Eval(ctx, rego.EvalParsedInput(value), p.evalCache())
+		rs, err := q.Eval(ctx, rego.EvalParsedInput(value), p.newEvalCache(value).option())
 		if err != nil {
 			return fmt.Errorf("policy %s fails on a plain call: %w", p.Source, err)
 		}

@@ -21,7 +21,7 @@ tool_capability := cap if {
 
 	# A stdin write that also carries a command runs that command: it is
 	# judged as the tool's own capability (shell.exec), never as stdin.
-	not input.shell
+	not command_given
 } else := cap if {
 	cap := data.tools[input.tool].capability
 } else := cap if {
@@ -30,6 +30,12 @@ tool_capability := cap if {
 	not startswith(input.tool, "mcp__")
 	regex.match(dotted_id, input.tool)
 }
+
+# command_given: the call carries a command, which the engine has parsed
+# (or tried to: shell facts always say whether it parsed). Read through
+# input.shell.parsed alone, so the capability depends on the tool, the
+# action and this, never on the command's words.
+command_given if is_boolean(input.shell.parsed)
 
 # mcp_capability maps Claude Code's mcp__<server>__<tool> to mcp.<server>.<tool>.
 mcp_capability(tool) := cap if {

@@ -64,6 +64,9 @@ test_candidates_most_specific_first if {
 
 test_stdin_write_carrying_a_command_is_shell_exec if {
 	toolperm.capability == "shell.exec" with input as {"tool": "shell", "action": "write_stdin", "shell": {"parsed": true, "commands": []}}
+
+	# A command that did not parse is a command all the same.
+	toolperm.capability == "shell.exec" with input as {"tool": "shell", "action": "write_stdin", "shell": {"parsed": false, "commands": []}}
 	toolperm.capability == "shell.stdin" with input as {"tool": "shell", "action": "write_stdin"}
 }
 
