@@ -193,6 +193,7 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool) (
 			return out, ctx.Err() // a caller that has gone gets no answer
 		}
 	}
+	growStack()
 	query, name := ev.p.answer, AnswerPoint
 	if explain {
 		query, name = ev.p.explain, EntryPoint

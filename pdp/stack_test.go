@@ -1,0 +1,12 @@
+package pdp
+
+import "testing"
+
+// growStack must grow the stack, not allocate: a frame over the
+// compiler's limit would be moved to the heap, allocated and zeroed on
+// every evaluation, and grow nothing.
+func TestGrowStackStaysOnTheStack(t *testing.T) {
+	if allocs := testing.AllocsPerRun(100, growStack); allocs != 0 {
+		t.Fatalf("growStack allocates %.0f times per call", allocs)
+	}
+}
