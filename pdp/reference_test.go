@@ -182,16 +182,5 @@ func TestReferenceAgreesWithTheEngine(t *testing.T) {
 // the same shell parser and path resolver.
 func BenchmarkReferenceChain(b *testing.B) {
 	r := reference{resolver: servedResolver}
-	var calls []pdp.Call
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu := startCPU()
-	for i := 0; i < b.N; i++ {
-		if i%12 == 0 {
-			calls = freshMix(nextRound())
-		}
-		c := calls[i%12]
-		r.decide(c.Request, c.Session)
-	}
-	cpu.report(b)
+	eachFreshCall(b, func(c pdp.Call) { r.decide(c.Request, c.Session) })
 }
