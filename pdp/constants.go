@@ -143,10 +143,18 @@ type deps struct {
 	readsInput bool
 	// beyondFacts: it reads the input outside sessionFactPaths.
 	beyondFacts bool
+	// readsLateFacts: it may read what the engine adds to the input
+	// between rounds (latePaths).
+	readsLateFacts bool
 }
 
 func (d deps) with(o deps) deps {
-	return deps{varies: d.varies || o.varies, readsInput: d.readsInput || o.readsInput, beyondFacts: d.beyondFacts || o.beyondFacts}
+	return deps{
+		varies:         d.varies || o.varies,
+		readsInput:     d.readsInput || o.readsInput,
+		beyondFacts:    d.beyondFacts || o.beyondFacts,
+		readsLateFacts: d.readsLateFacts || o.readsLateFacts,
+	}
 }
 
 // ruleDeps summarises r (with its else branches) and every rule its
@@ -171,8 +179,12 @@ func ruleDeps(compiler *ast.Compiler, r *ast.Rule, depsOf func(*ast.Rule) deps) 
 		switch {
 		case ref.HasPrefix(ast.InputRootRef):
 			d.readsInput = true
-			if !withinFacts(ref.GroundPrefix()) {
+			ground := ref.GroundPrefix()
+			if !withinFacts(ground) {
 				d.beyondFacts = true
+			}
+			if mayReadLate(ground) {
+				d.readsLateFacts = true
 			}
 		case ref.HasPrefix(ast.DefaultRootRef):
 			for _, dep := range compiler.GetRulesDynamicWithOpts(ref, ast.RulesOptions{IncludeHiddenModules: true}) {
@@ -263,14 +275,18 @@ func refKey(i int, t *ast.Term) (string, bool) {
 }
 
 // constantCache is the virtual-document cache of one evaluation: the
-// policy's constants and the call's session facts (sessionfacts.go),
-// then what the evaluation itself caches. Inside a `with` (a pushed
+// policy's constants, the call's session facts (sessionfacts.go) and, in
+// a later round of one decision, the stable rules of the round before
+// (rounds.go), then what the evaluation itself caches. Inside a `with` (a pushed
 // frame) neither is used: `with` may replace what they were computed
 // from.
 type constantCache struct {
 	consts, facts *constants
-	inner         topdown.VirtualCache
-	depth         int
+	// prev is the decision's previous round, when this is a later one
+	// (rounds.go).
+	prev  *earlier
+	inner topdown.VirtualCache
+	depth int
 }
 
 func newConstantCache(consts, facts *constants) *constantCache {
@@ -289,6 +305,9 @@ func (c *constantCache) Get(ref ast.Ref) (*ast.Term, bool) {
 			if value, ok := known.get(ref); ok {
 				return value, value == nil
 			}
+		}
+		if value, undefined, ok := c.prev.get(ref); ok {
+			return value, undefined
 		}
 	}
 	return c.inner.Get(ref)

@@ -24,6 +24,7 @@ type compiled struct {
 	store    storage.Store
 	consts   *constants
 	facts    *sessionFacts
+	stable   *constants
 }
 
 func compileForTest(t *testing.T, modules map[string]string, data map[string]any) compiled {
@@ -41,12 +42,24 @@ func compileForTest(t *testing.T, modules map[string]string, data map[string]any
 	if err != nil {
 		t.Fatal(err)
 	}
-	return compiled{compiler, store, consts, newSessionFacts(compiler)}
+	return compiled{compiler, store, consts, newSessionFacts(compiler), roundStable(compiler)}
 }
 
 // eval evaluates query on input, with the constants and the input's
 // session facts in the cache or without.
 func (c compiled) eval(t *testing.T, query string, input ast.Value, withConstants bool) string {
+	t.Helper()
+	if !withConstants {
+		out, _ := c.evalRound(t, query, input, nil, false)
+		return out
+	}
+	out, _ := c.evalRound(t, query, input, nil, true)
+	return out
+}
+
+// evalRound evaluates query on input as a round after prev (nil for a
+// first round), and returns what a next round may take from it.
+func (c compiled) evalRound(t *testing.T, query string, input ast.Value, prev *earlier, withConstants bool) (string, *earlier) {
 	t.Helper()
 	ctx := context.Background()
 	pq, err := rego.New(rego.Query(query), rego.Compiler(c.compiler), rego.Store(c.store)).PrepareForEval(ctx)
@@ -54,13 +67,13 @@ func (c compiled) eval(t *testing.T, query string, input ast.Value, withConstant
 		t.Fatal(err)
 	}
 	opts := []rego.EvalOption{rego.EvalParsedInput(input)}
-	cache := (&Policy{consts: c.consts, facts: c.facts}).newEvalCache(input)
+	cache := (&Policy{consts: c.consts, facts: c.facts, stable: c.stable}).newEvalCache(input, prev)
 	if withConstants {
 		opts = append(opts, cache.option())
 	}
 	rs, err := pq.Eval(ctx, opts...)
 	if err != nil {
-		return "error: " + err.Error()
+		return "error: " + err.Error(), nil
 	}
 	if withConstants {
 		cache.done()
@@ -69,7 +82,7 @@ func (c compiled) eval(t *testing.T, query string, input ast.Value, withConstant
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(out)
+	return string(out), cache.next()
 }
 
 func (c compiled) constantNames() []string {

@@ -126,8 +126,10 @@ type evaluator struct {
 // evaluates again, at most maxRounds times.
 func (ev evaluator) resolve(ctx context.Context, in map[string]any, explain bool, f facts) (outcome, *Recorded, error) {
 	var parentRec *Recorded
+	var prev *earlier
 	for round := 0; round < maxRounds; round++ {
-		out, err := ev.eval(ctx, in, explain)
+		out, this, err := ev.eval(ctx, in, explain, prev)
+		prev = this
 		if err != nil {
 			return outcome{}, nil, err
 		}
@@ -177,20 +179,23 @@ func (pl *pipeline) assess(ctx context.Context, s *Session) Danger {
 	return *pl.danger
 }
 
-func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool) (outcome, error) {
+// eval evaluates in; prev is the previous round of the same decision
+// (nil for the first), and the returned *earlier is this round for the
+// next (nil when the memo answered).
+func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, prev *earlier) (outcome, *earlier, error) {
 	start := ev.now()
 	value, err := ast.InterfaceToValue(in)
 	if err != nil {
-		return outcome{}, fmt.Errorf("building input: %w", err)
+		return outcome{}, nil, fmt.Errorf("building input: %w", err)
 	}
 	var key string
 	if !explain {
 		if key, err = inputKey(value); err != nil {
-			return outcome{}, err
+			return outcome{}, nil, err
 		}
 		if out, ok := ev.p.memo.get(key); ok {
 			ev.obs.Evaluated(0, true)
-			return out, ctx.Err() // a caller that has gone gets no answer
+			return out, nil, ctx.Err() // a caller that has gone gets no answer
 		}
 	}
 	growStack()
@@ -200,15 +205,15 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool) (
 	}
 	evalCtx, cancel := context.WithTimeout(ctx, ev.timeout)
 	defer cancel()
-	cache := ev.p.newEvalCache(value)
+	cache := ev.p.newEvalCache(value, prev)
 	rs, err := query.Eval(evalCtx, rego.EvalParsedInput(value), cache.option())
 	ev.obs.Evaluated(ev.now().Sub(start), false)
 	if err != nil {
-		return outcome{}, fmt.Errorf("evaluating %s: %w", name, err)
+		return outcome{}, nil, fmt.Errorf("evaluating %s: %w", name, err)
 	}
 	// A decision whose caller has gone is not answered, least of all allowed.
 	if err := ctx.Err(); err != nil {
-		return outcome{}, fmt.Errorf("evaluating %s: %w", name, err)
+		return outcome{}, nil, fmt.Errorf("evaluating %s: %w", name, err)
 	}
 	out, err := decodeResult(rs, name, explain)
 	if err == nil {
@@ -217,5 +222,5 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool) (
 	if err == nil && !explain {
 		ev.p.memo.put(key, out)
 	}
-	return out, err
+	return out, cache.next(), err
 }

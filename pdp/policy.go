@@ -40,6 +40,9 @@ type Policy struct {
 	// settings too, evaluated once per such projection of the input.
 	consts *constants
 	facts  *sessionFacts
+	// stable are the rules a decision's later round takes from the one
+	// before (rounds.go).
+	stable *constants
 	// memo holds this policy's answers per input; it goes with the policy.
 	memo *memo
 }
@@ -82,22 +85,30 @@ func Compile(ctx context.Context, modules map[string]*ast.Module, data map[strin
 		return nil, fmt.Errorf("policy %s: %w", source, err)
 	}
 	return &Policy{Revision: revision, Source: source, explain: explain, answer: answer, catalogue: catalogue,
-		paths: paths, consts: consts, facts: newSessionFacts(compiler), memo: newMemo(DefaultMemoBytes)}, nil
+		paths: paths, consts: consts, facts: newSessionFacts(compiler), stable: roundStable(compiler), memo: newMemo(DefaultMemoBytes)}, nil
 }
 
 // evalCache is the virtual-document cache of one evaluation of input:
 // the policy's constants and the session facts known for input
 // (constants.go, sessionfacts.go).
 type evalCache struct {
-	facts *sessionFacts
-	key   factsKey
+	facts  *sessionFacts
+	stable *constants
+	key    factsKey
 	learn bool
 	cache *constantCache
 }
 
-func (p *Policy) newEvalCache(input ast.Value) evalCache {
+func (p *Policy) newEvalCache(input ast.Value, prev *earlier) evalCache {
 	known, key, ok := p.facts.lookup(input)
-	return evalCache{facts: p.facts, key: key, learn: ok, cache: newConstantCache(p.consts, known)}
+	cache := newConstantCache(p.consts, known)
+	cache.prev = prev
+	return evalCache{facts: p.facts, stable: p.stable, key: key, learn: ok, cache: cache}
+}
+
+// next is what a later round of the same decision may take from this one.
+func (c evalCache) next() *earlier {
+	return &earlier{stable: c.stable, cache: c.cache.inner}
 }
 
 func (c evalCache) option() rego.EvalOption { return rego.EvalVirtualCache(c.cache) }
@@ -177,7 +188,7 @@ func (p *Policy) Check(ctx context.Context) error {
 		return err
 	}
 	for name, q := range map[string]rego.PreparedEvalQuery{AnswerPoint: p.answer, EntryPoint: p.explain} {
-		rs, err := q.Eval(ctx, rego.EvalParsedInput(value), p.newEvalCache(value).option())
+		rs, err := q.Eval(ctx, rego.EvalParsedInput(value), p.newEvalCache(value, nil).option())
 		if err != nil {
 			return fmt.Errorf("policy %s fails on a plain call: %w", p.Source, err)
 		}
