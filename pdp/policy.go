@@ -95,8 +95,8 @@ type evalCache struct {
 	facts  *sessionFacts
 	stable *constants
 	key    factsKey
-	learn bool
-	cache *constantCache
+	learn  bool
+	cache  *constantCache
 }
 
 func (p *Policy) newEvalCache(input ast.Value, prev *earlier) evalCache {
