@@ -166,15 +166,12 @@ risky_view(v) if {
 	destructive_flag(v.argv, flag)
 }
 
+# destructive_keys: the program's own key and "program word" for each
+# word after it, those data.shell.destructive has.
 destructive_keys(name, argv) := {k |
-	some i, word in argv
-	k := destructive_key(name, i, word)
+	some k in array.concat([name], [concat(" ", [name, word]) | some word in array.slice(argv, 1, count(argv))])
 	data.shell.destructive[k]
 }
-
-destructive_key(name, 0, _) := name
-
-destructive_key(name, i, word) := concat(" ", [name, word]) if i > 0
 
 destructive_flag(_, "*")
 
