@@ -1,0 +1,59 @@
+package pdp
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+)
+
+// BenchmarkEvaluation evaluates the answer entry point of the built-in
+// policy on recorded input documents (testdata/inputs), side by side:
+// "opa" as OPA evaluates it (the prepared query alone), "pdp" with what
+// the engine reuses between evaluations (the constants, and the session
+// facts an earlier evaluation of the same tool and session settings
+// learnt). Allocations per evaluation do not move with the machine's
+// load, so they compare across runs and machines.
+//
+//	go test ./pdp -run '^$' -bench Evaluation -benchtime 500x
+func BenchmarkEvaluation(b *testing.B) {
+	c := builtinCompiled(&testing.T{})
+	ctx := context.Background()
+	pq, err := rego.New(rego.Query(AnswerPoint), rego.Compiler(c.compiler), rego.Store(c.store)).PrepareForEval(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &Policy{consts: c.consts, facts: c.facts, stable: c.stable}
+	for _, name := range strings.Fields("read mcp-ask shell shell-granted shell-compound child-grep child-shell-parent-allows") {
+		raw, err := os.ReadFile("testdata/inputs/" + name + ".json")
+		if err != nil {
+			b.Fatal(err)
+		}
+		input := ast.MustParseTerm(string(raw)).Value
+		b.Run(name+"/opa", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := pq.Eval(ctx, rego.EvalParsedInput(input)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/pdp", func(b *testing.B) {
+			first := p.newEvalCache(input, nil)
+			if _, err := pq.Eval(ctx, rego.EvalParsedInput(input), first.option()); err != nil {
+				b.Fatal(err)
+			}
+			first.done()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := pq.Eval(ctx, rego.EvalParsedInput(input), p.newEvalCache(input, nil).option()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
