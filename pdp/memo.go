@@ -142,7 +142,8 @@ func entryBytes(out outcome) int64 {
 // policy evaluates, so the document is converted once; a value of a kind
 // the engine never builds is an error (and so a deny), never a shared key.
 func inputKey(v ast.Value) (string, error) {
-	b, err := appendKey(make([]byte, 0, 512), v)
+	var buf [4096]byte // most documents encode in this, on the stack
+	b, err := appendKey(buf[:0], v)
 	if err != nil {
 		return "", err
 	}

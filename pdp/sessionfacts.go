@@ -2,6 +2,7 @@ package pdp
 
 import (
 	"crypto/sha256"
+	"strconv"
 	"sync"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -90,7 +91,8 @@ func (f *sessionFacts) lookup(input ast.Value) (*constants, factsKey, bool) {
 	if !ok {
 		return nil, factsKey{}, false
 	}
-	enc, err := appendKey(nil, project(obj))
+	var buf [1024]byte
+	enc, err := appendProjection(buf[:0], obj)
 	if err != nil {
 		return nil, factsKey{}, false
 	}
@@ -139,30 +141,20 @@ func (f *sessionFacts) learn(key factsKey, cache *constantCache) {
 	f.known[key] = facts
 }
 
-// project copies the parts of input named by sessionFactPaths.
-func project(input ast.Object) ast.Object {
-	out := ast.NewObject()
-	for _, path := range sessionFactPaths {
+// appendProjection encodes the parts of input named by sessionFactPaths:
+// each present path's index, then its value's encoding (appendKey), so
+// two inputs encode the same exactly when they agree on every path.
+func appendProjection(b []byte, input ast.Object) ([]byte, error) {
+	for i, path := range sessionFactPaths {
 		v, err := input.Find(path[1:])
 		if err != nil {
-			continue
+			continue // not there
 		}
-		node := out
-		for i, step := range path[1:] {
-			if i == len(path)-2 {
-				node.Insert(step, ast.NewTerm(v))
-				break
-			}
-			var child ast.Object
-			if next := node.Get(step); next != nil {
-				child, _ = next.Value.(ast.Object)
-			}
-			if child == nil {
-				child = ast.NewObject()
-				node.Insert(step, ast.NewTerm(child))
-			}
-			node = child
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, '=')
+		if b, err = appendKey(b, v); err != nil {
+			return b, err
 		}
 	}
-	return out
+	return b, nil
 }
