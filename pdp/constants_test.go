@@ -49,11 +49,7 @@ func compileForTest(t *testing.T, modules map[string]string, data map[string]any
 // session facts in the cache or without.
 func (c compiled) eval(t *testing.T, query string, input ast.Value, withConstants bool) string {
 	t.Helper()
-	if !withConstants {
-		out, _ := c.evalRound(t, query, input, nil, false)
-		return out
-	}
-	out, _ := c.evalRound(t, query, input, nil, true)
+	out, _ := c.evalRound(t, query, input, nil, withConstants)
 	return out
 }
 
@@ -85,7 +81,8 @@ func (c compiled) evalRound(t *testing.T, query string, input ast.Value, prev *e
 	return string(out), cache.next()
 }
 
-func (c compiled) constantNames() []string {
+// refNames lists the references a tree of rule values knows.
+func refNames(c *constants) []string {
 	var names []string
 	var walk func(prefix string, n *constNode)
 	walk = func(prefix string, n *constNode) {
@@ -96,7 +93,7 @@ func (c compiled) constantNames() []string {
 			walk(strings.TrimPrefix(prefix+"."+k, "."), child)
 		}
 	}
-	walk("", &c.consts.root)
+	walk("", &c.root)
 	slices.Sort(names)
 	return names
 }
@@ -124,7 +121,7 @@ words := data.p.words
 `}, map[string]any{"words": []any{"A", "b"}})
 
 	want := []string{"data.p.called", "data.p.gone", "data.p.listed", "data.p.size", "data.p.words", "data.q.words"}
-	if got := c.constantNames(); !slices.Equal(got, want) {
+	if got := refNames(c.consts); !slices.Equal(got, want) {
 		t.Fatalf("constants = %v, want %v", got, want)
 	}
 	if v, ok := c.consts.get(ast.MustParseRef("data.p.gone")); !ok || v != nil {
@@ -177,11 +174,11 @@ func builtinCompiled(t *testing.T) compiled {
 func TestConstantsDoNotChangeTheBuiltInPolicysAnswers(t *testing.T) {
 	c := builtinCompiled(t)
 	if c.consts.rules < 10 {
-		t.Fatalf("only %d constants in the built-in policy: %v", c.consts.rules, c.constantNames())
+		t.Fatalf("only %d constants in the built-in policy: %v", c.consts.rules, refNames(c.consts))
 	}
 	for _, name := range []string{"data.toolperm.shell_wrappers", "data.toolperm.action_rank"} {
-		if !slices.Contains(c.constantNames(), name) {
-			t.Errorf("%s is not a constant: %v", name, c.constantNames())
+		if !slices.Contains(refNames(c.consts), name) {
+			t.Errorf("%s is not a constant: %v", name, refNames(c.consts))
 		}
 	}
 	files, _ := filepath.Glob("testdata/inputs/*.json")

@@ -19,19 +19,7 @@ keys := count(object.keys(input))                    # the input whole
 both := [tool, keys]                                 # through the input whole
 doubled := [tool, tool]                              # stable, through a stable rule
 `}, map[string]any{})
-	var got []string
-	var walk func(prefix string, n *constNode)
-	walk = func(prefix string, n *constNode) {
-		if n.known {
-			got = append(got, prefix)
-		}
-		for k, child := range n.children {
-			walk(prefix+"."+k, child)
-		}
-	}
-	walk("", &c.stable.root)
-	slices.Sort(got)
-	if want := []string{".data.p.doubled", ".data.p.tool"}; !slices.Equal(got, want) {
+	if got, want := refNames(c.stable), []string{"data.p.doubled", "data.p.tool"}; !slices.Equal(got, want) {
 		t.Fatalf("stable rules = %v, want %v", got, want)
 	}
 
