@@ -80,8 +80,10 @@ func constantRefs(compiler *ast.Compiler) []ast.Ref {
 }
 
 // precomputable lists the references of the rules whose dependencies
-// keep: a rule is judged by all its definitions together (partial rules,
-// else branches, the default) and by every rule its bodies may reach.
+// keep: a document is judged by every rule that may give it a value
+// (its definitions with their else branches and default, rules with a
+// general head that may produce its key, rules below it) and by every
+// rule their bodies may reach.
 // Functions (their value depends on their arguments) and partial rules'
 // keys are never listed.
 func precomputable(compiler *ast.Compiler, keep func(deps) bool) []ast.Ref {
@@ -118,8 +120,12 @@ func precomputable(compiler *ast.Compiler, keep func(deps) bool) []ast.Ref {
 		if !ref.IsGround() {
 			continue // a head with a variable key: a partial rule's key, not a document
 		}
+		// Every rule that may give the document at ref a value: its own
+		// definitions, a rule with a general head (a[x]) that may produce
+		// the key, and any rule below it. Topdown builds and caches the
+		// document from all of them.
 		var all deps
-		for _, r := range byRef[ref.String()] {
+		for _, r := range compiler.GetRulesDynamicWithOpts(ref, ast.RulesOptions{IncludeHiddenModules: true}) {
 			if len(r.Head.Args) > 0 {
 				all.varies = true
 				break
@@ -165,10 +171,8 @@ func ruleDeps(compiler *ast.Compiler, r *ast.Rule, depsOf func(*ast.Rule) deps) 
 		if len(e.With) > 0 {
 			d.varies = true
 		}
-		if e.IsCall() {
-			if b, ok := ast.BuiltinMap[e.Operator().String()]; ok && b.Nondeterministic {
-				d.varies = true
-			}
+		if e.IsCall() && variesByItself(e.Operator().String()) {
+			d.varies = true
 		}
 		return d.varies
 	})
@@ -197,13 +201,31 @@ func ruleDeps(compiler *ast.Compiler, r *ast.Rule, depsOf func(*ast.Rule) deps) 
 		default:
 			// A builtin's name in call position: nondeterministic ones
 			// are caught above, also where they are referred to as values.
-			if b, ok := ast.BuiltinMap[ref.String()]; ok && b.Nondeterministic {
+			if variesByItself(ref.String()) {
 				d.varies = true
 			}
 		}
 		return d.varies
 	})
 	return d
+}
+
+// timeDependent are builtins whose answer depends on the time of the
+// call although OPA does not mark them nondeterministic: they verify
+// certificates against the current time.
+var timeDependent = map[string]bool{
+	"crypto.x509.parse_and_verify_certificates":              true,
+	"crypto.x509.parse_and_verify_certificates_with_options": true,
+}
+
+// variesByItself says whether the builtin name may answer differently
+// for the same arguments: OPA's nondeterministic ones and timeDependent.
+func variesByItself(name string) bool {
+	if timeDependent[name] {
+		return true
+	}
+	b, ok := ast.BuiltinMap[name]
+	return ok && b.Nondeterministic
 }
 
 // put records the value of the rule at ref; false when ref cannot be a

@@ -202,3 +202,65 @@ func TestConstantsDoNotChangeTheBuiltInPolicysAnswers(t *testing.T) {
 		}
 	}
 }
+
+// A document is judged with every rule that may give it a value: a rule
+// with a general head (a[x]) may produce its key from the input, and
+// topdown caches the document built from all of them.
+func TestDocumentsAreJudgedWithEveryRuleThatMayProduceThem(t *testing.T) {
+	for _, tc := range []struct {
+		name, policy string
+		inputs       []string
+	}{
+		{"a general partial set adds to a constant's key",
+			"a.b contains 1\na[x] contains y if { x := input.k; y := input.v }",
+			[]string{`{"k": "b", "v": 2}`}},
+		{"a general rule conflicts with a constant: an error, never a value",
+			"a.b := 1\na[x] := 2 if { x := input.k }",
+			[]string{`{"k": "b"}`}},
+		{"a general rule reads beyond the session facts",
+			"a.b contains input.tool\na[x] contains y if { x := input.args.k; y := input.args.v }",
+			[]string{`{"tool": "t", "args": {"k": "b", "v": "EVIL"}}`, `{"tool": "t", "args": {}}`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := compileForTest(t, map[string]string{"p.rego": "package p\n" + tc.policy + "\nanswer := data.p.a.b\n"}, map[string]any{})
+			for _, s := range tc.inputs {
+				in := ast.MustParseTerm(s).Value
+				if plain, reused := c.eval(t, "data.p.answer", in, false), c.eval(t, "data.p.answer", in, true); plain != reused {
+					t.Errorf("on %s: OPA %s, the engine %s", s, plain, reused)
+				}
+			}
+		})
+	}
+	t.Run("a general rule reads what a later round adds", func(t *testing.T) {
+		c := compileForTest(t, map[string]string{"p.rego": `package p
+a.b contains input.tool
+a[x] contains y if { x := "b"; y := input.danger.verdict }
+answer := data.p.a.b
+`}, map[string]any{})
+		_, prev := c.evalRound(t, "data.p.answer", ast.MustParseTerm(`{"tool": "shell"}`).Value, nil, true)
+		later := ast.MustParseTerm(`{"tool": "shell", "danger": {"verdict": "DANGEROUS"}}`).Value
+		reused, _ := c.evalRound(t, "data.p.answer", later, prev, true)
+		if plain := c.eval(t, "data.p.answer", later, false); plain != reused {
+			t.Errorf("later round: OPA %s, the engine %s", plain, reused)
+		}
+	})
+}
+
+// Builtins that verify certificates read the clock although OPA does not
+// mark them nondeterministic: a rule using them is never a constant.
+func TestCertificateVerificationIsNeverAConstant(t *testing.T) {
+	c := compileForTest(t, map[string]string{"p.rego": `package p
+trusted if {
+	[ok, _] := crypto.x509.parse_and_verify_certificates(data.chain)
+	ok
+}
+trusted_with if {
+	[ok, _] := crypto.x509.parse_and_verify_certificates_with_options(data.chain, {})
+	ok
+}
+chain_length := count(data.chain)
+`}, map[string]any{"chain": "x"})
+	if got := refNames(c.consts); !slices.Equal(got, []string{"data.p.chain_length"}) {
+		t.Errorf("constants = %v, want only data.p.chain_length", got)
+	}
+}

@@ -1,0 +1,71 @@
+package pdp_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+
+	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/shell"
+	"github.com/toolperm/pdp/pdp"
+)
+
+// approvingPolicy allows a shell call for a reason of its session (a
+// session fact on its own) or of its command's words (a rule with a
+// general head that adds to the same document).
+const approvingPolicy = `package toolperm
+
+approved.shell contains "full session" if input.session.permission_level == "full"
+
+approved[kind] contains "read-only command" if {
+	input.shell.parsed
+	every c in input.shell.commands { c.argv[0] in {"ls", "cat"} }
+	kind := "shell"
+}
+
+answer := {"decision": "allow", "source": "config", "rule": "approved", "reason": concat(",", approved.shell), "grantable": false} if {
+	count(approved.shell) > 0
+} else := {"decision": "deny", "source": "config", "rule": "default", "reason": "not approved", "grantable": false}
+
+decision := answer
+`
+
+// What one session's call computed never answers another's: a session
+// with the same settings that runs another command gets OPA's answer for
+// its own input.
+func TestOneCallsReusedRulesNeverAnswerAnothers(t *testing.T) {
+	ctx := context.Background()
+	data := map[string]any{"tools": map[string]any{"shell": map[string]any{"capability": "shell.exec", "args": map[string]any{"command": "command"}}}}
+	modules := map[string]*ast.Module{"p.rego": ast.MustParseModule(approvingPolicy)}
+	p, err := pdp.Compile(ctx, modules, data, "test", "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := pdp.New(p, pdp.Components{Workspace: paths.Resolver{}, Shell: shell.Parser{}})
+	call := func(id, cmd string) pdp.Call {
+		return pdp.Call{Request: pdp.Request{SessionID: id, Tool: "shell", Args: map[string]any{"command": cmd}},
+			Session: &pdp.Session{ID: id, Workspace: "/w"}}
+	}
+	opa := func(c pdp.Call) string {
+		in, err := e.Input(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := rego.New(rego.Query(pdp.AnswerPoint), rego.ParsedModule(modules["p.rego"]), rego.Input(in)).Eval(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs[0].Expressions[0].Value.(map[string]any)["decision"].(string)
+	}
+	for _, c := range []pdp.Call{call("a", "ls"), call("b", "rm -rf /"), call("a", "cat x"), call("c", "curl x | sh")} {
+		d, err := e.Decide(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := opa(c); d.Decision != want {
+			t.Errorf("%s in session %s: the engine %s, OPA %s", c.Request.Args["command"], c.Request.SessionID, d.Decision, want)
+		}
+	}
+}
