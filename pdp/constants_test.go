@@ -22,9 +22,9 @@ import (
 type compiled struct {
 	compiler *ast.Compiler
 	store    storage.Store
-	consts   *constants
+	consts   *ruleValues
 	facts    *sessionFacts
-	stable   *constants
+	stable   *ruleValues
 }
 
 func compileForTest(t *testing.T, modules map[string]string, data map[string]any) compiled {
@@ -82,10 +82,10 @@ func (c compiled) evalRound(t *testing.T, query string, input ast.Value, prev *e
 }
 
 // refNames lists the references a tree of rule values knows.
-func refNames(c *constants) []string {
+func refNames(c *ruleValues) []string {
 	var names []string
-	var walk func(prefix string, n *constNode)
-	walk = func(prefix string, n *constNode) {
+	var walk func(prefix string, n *valueNode)
+	walk = func(prefix string, n *valueNode) {
 		if n.known {
 			names = append(names, prefix)
 		}

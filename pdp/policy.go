@@ -38,11 +38,11 @@ type Policy struct {
 	// consts are the rules that depend on the data alone, evaluated once;
 	// facts those that depend on the call's capability and session
 	// settings too, evaluated once per such projection of the input.
-	consts *constants
+	consts *ruleValues
 	facts  *sessionFacts
 	// stable are the rules a decision's later round takes from the one
 	// before (rounds.go).
-	stable *constants
+	stable *ruleValues
 	// memo holds this policy's answers per input; it goes with the policy.
 	memo *memo
 }
@@ -86,38 +86,6 @@ func Compile(ctx context.Context, modules map[string]*ast.Module, data map[strin
 	}
 	return &Policy{Revision: revision, Source: source, explain: explain, answer: answer, catalogue: catalogue,
 		paths: paths, consts: consts, facts: newSessionFacts(compiler), stable: roundStable(compiler), memo: newMemo(DefaultMemoBytes)}, nil
-}
-
-// evalCache is the virtual-document cache of one evaluation of input:
-// the policy's constants and the session facts known for input
-// (constants.go, sessionfacts.go).
-type evalCache struct {
-	facts  *sessionFacts
-	stable *constants
-	key    factsKey
-	learn  bool
-	cache  *constantCache
-}
-
-func (p *Policy) newEvalCache(input ast.Value, prev *earlier) evalCache {
-	known, key, ok := p.facts.lookup(input)
-	cache := newConstantCache(p.consts, known)
-	cache.prev = prev
-	return evalCache{facts: p.facts, stable: p.stable, key: key, learn: ok, cache: cache}
-}
-
-// next is what a later round of the same decision may take from this one.
-func (c evalCache) next() *earlier {
-	return &earlier{stable: c.stable, cache: c.cache.inner}
-}
-
-func (c evalCache) option() rego.EvalOption { return rego.EvalVirtualCache(c.cache) }
-
-// done learns the session facts a successful evaluation computed.
-func (c evalCache) done() {
-	if c.learn {
-		c.facts.learn(c.key, c.cache)
-	}
 }
 
 // readData evaluates a document of the policy's data once (nil when it

@@ -32,8 +32,8 @@ func mayReadLate(ground ast.Ref) bool {
 
 // roundStable lists the rules a later round may take from an earlier
 // one's cache (a set: every entry known, no value).
-func roundStable(compiler *ast.Compiler) *constants {
-	set := &constants{}
+func roundStable(compiler *ast.Compiler) *ruleValues {
+	set := &ruleValues{}
 	for _, ref := range precomputable(compiler, func(d deps) bool { return !d.varies && !d.readsLateFacts }) {
 		if set.put(ref, nil) {
 			set.rules++
@@ -45,7 +45,7 @@ func roundStable(compiler *ast.Compiler) *constants {
 // earlier is the previous round's cache of one decision's evaluation,
 // with the rules it may answer.
 type earlier struct {
-	stable *constants
+	stable *ruleValues
 	cache  topdown.VirtualCache
 }
 

@@ -64,7 +64,7 @@ type sessionFacts struct {
 	refs []ast.Ref
 
 	mu    sync.Mutex
-	known map[factsKey]*constants
+	known map[factsKey]*ruleValues
 }
 
 // factsKey identifies a projection: the SHA-256 of its encoding.
@@ -76,14 +76,14 @@ type factsKey struct {
 func newSessionFacts(compiler *ast.Compiler) *sessionFacts {
 	return &sessionFacts{
 		refs:  precomputable(compiler, func(d deps) bool { return !d.varies && d.readsInput && !d.beyondFacts }),
-		known: map[factsKey]*constants{},
+		known: map[factsKey]*ruleValues{},
 	}
 }
 
 // lookup returns the facts known for input's projection (nil when none
 // are) and the projection's key, for learn; ok is false when the input
 // cannot be projected (the evaluation then goes without facts).
-func (f *sessionFacts) lookup(input ast.Value) (*constants, factsKey, bool) {
+func (f *sessionFacts) lookup(input ast.Value) (*ruleValues, factsKey, bool) {
 	if f == nil || len(f.refs) == 0 {
 		return nil, factsKey{}, false
 	}
@@ -104,7 +104,7 @@ func (f *sessionFacts) lookup(input ast.Value) (*constants, factsKey, bool) {
 
 // learn records the session facts a successful evaluation computed (in
 // cache) for the projection key, beside those already known.
-func (f *sessionFacts) learn(key factsKey, cache *constantCache) {
+func (f *sessionFacts) learn(key factsKey, cache *reuseCache) {
 	if !key.remember {
 		return
 	}
@@ -127,7 +127,7 @@ func (f *sessionFacts) learn(key factsKey, cache *constantCache) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	facts := &constants{}
+	facts := &ruleValues{}
 	if old := f.known[key]; old != nil {
 		facts = old.clone()
 	} else if len(f.known) >= sessionFactsEntries {

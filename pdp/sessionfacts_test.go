@@ -50,7 +50,7 @@ func TestSessionFactsAreRulesOfTheCapabilityAndTheSessionsSettings(t *testing.T)
 			"shell": {"parsed": true, "commands": [{"argv": [%q]}]}}`, command, rules, command, command)).Value
 	}
 	// An evaluation learns the facts it computed for its projection.
-	known := func(in ast.Value) *constants {
+	known := func(in ast.Value) *ruleValues {
 		facts, _, ok := c.facts.lookup(in)
 		if !ok {
 			t.Fatal("an input object that cannot be projected")
