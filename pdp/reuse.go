@@ -4,7 +4,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/open-policy-agent/opa/rego"
+	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/topdown"
 )
@@ -24,16 +24,14 @@ import (
 // Functions (their value depends on their arguments) and partial rules'
 // keys are never listed.
 func precomputable(compiler *ast.Compiler, keep func(deps) bool) []ast.Ref {
-	byRef := map[string][]*ast.Rule{}
+	seen := map[string]bool{}
 	var order []ast.Ref
 	for _, name := range slices.Sorted(maps.Keys(compiler.Modules)) {
 		ast.WalkRules(compiler.Modules[name], func(r *ast.Rule) bool {
-			ref := r.Ref()
-			key := ref.String()
-			if _, seen := byRef[key]; !seen {
+			if ref := r.Ref(); !seen[ref.String()] {
+				seen[ref.String()] = true
 				order = append(order, ref)
 			}
-			byRef[key] = append(byRef[key], r)
 			return false
 		})
 	}
