@@ -168,15 +168,15 @@ func variesByItself(name string) bool {
 // of rules.
 type ruleValues struct {
 	root valueNode
-	// rules counts the rules found constant, for the tests and docs.
+	// rules counts the references known, for the tests and docs.
 	rules int
 }
 
 // valueNode is one step of a reference (data, then string keys).
 type valueNode struct {
 	children map[string]*valueNode
-	// known: this reference is a constant rule; value is nil when its
-	// value is undefined.
+	// known: this reference is a rule whose value is known; value is
+	// nil when that value is undefined.
 	known bool
 	value *ast.Term
 }
