@@ -264,3 +264,49 @@ chain_length := count(data.chain)
 		t.Errorf("constants = %v, want only data.p.chain_length", got)
 	}
 }
+
+// Topdown may cache a document that rules of another reference build
+// part-built under its own reference: a lookup a.b[x][x] into a[k][m][n]
+// stores the diagonal it found at data.p.a.b. Nothing read from an
+// evaluation's cache (session facts, later rounds) may rest on such a
+// document.
+const partBuiltPolicy = `package p
+a.b := {} if false
+a[k][m][n] := true if { k := "b"; some m in input.session.scope; some n in input.session.scope }
+diagonal := [x | some x; a.b[x][x]]
+deny if a.b["fs.read"]["shell.exec"]
+`
+
+func TestNothingReusedRestsOnAPartBuiltDocument(t *testing.T) {
+	t.Run("session facts", func(t *testing.T) {
+		c := compileForTest(t, map[string]string{"p.rego": partBuiltPolicy + `
+decision := "deny" if deny
+else := "allow"
+answer := [count(diagonal), decision] if input.workspace.outside[0] == "/a"
+answer := decision if input.workspace.outside[0] == "/b"
+`}, map[string]any{})
+		for _, s := range []string{
+			`{"session": {"scope": ["fs.read", "shell.exec"]}, "workspace": {"outside": ["/a"]}}`,
+			`{"session": {"scope": ["fs.read", "shell.exec"]}, "workspace": {"outside": ["/b"]}}`,
+		} {
+			in := ast.MustParseTerm(s).Value
+			if plain, reused := c.eval(t, "data.p.answer", in, false), c.eval(t, "data.p.answer", in, true); plain != reused {
+				t.Errorf("on %s: OPA %s, the engine %s", s, plain, reused)
+			}
+		}
+	})
+	t.Run("later rounds", func(t *testing.T) {
+		c := compileForTest(t, map[string]string{"p.rego": partBuiltPolicy + `
+answer := "needs danger" if { not input.danger; count(diagonal) >= 0 }
+answer := "deny" if { input.danger; deny }
+answer := "allow" if { input.danger; not deny }
+`}, map[string]any{})
+		first := ast.MustParseTerm(`{"session": {"scope": ["fs.read", "shell.exec"]}}`).Value
+		later := ast.MustParseTerm(`{"session": {"scope": ["fs.read", "shell.exec"]}, "danger": {"verdict": "SAFE"}}`).Value
+		_, prev := c.evalRound(t, "data.p.answer", first, nil, true)
+		reused, _ := c.evalRound(t, "data.p.answer", later, prev, true)
+		if plain := c.eval(t, "data.p.answer", later, false); plain != reused {
+			t.Errorf("later round: OPA %s, the engine %s", plain, reused)
+		}
+	})
+}

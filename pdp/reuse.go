@@ -4,8 +4,8 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/topdown"
 )
 
@@ -61,6 +61,9 @@ func precomputable(compiler *ast.Compiler, keep func(deps) bool) []ast.Ref {
 		// document from all of them.
 		var all deps
 		for _, r := range compiler.GetRulesDynamicWithOpts(ref, ast.RulesOptions{IncludeHiddenModules: true}) {
+			if !r.Ref().Equal(ref) {
+				all.general = true
+			}
 			if len(r.Head.Args) > 0 {
 				all.varies = true
 				break
@@ -87,6 +90,17 @@ type deps struct {
 	// readsLateFacts: it may read what the engine adds to the input
 	// between rounds (latePaths).
 	readsLateFacts bool
+	// general: it is a document that rules of another reference build
+	// (a general head, a rule below it), or it reads a rule whose head
+	// has two or more variable keys (a[k][m][n]). Topdown may cache
+	// such a document part-built under a ground reference — a lookup
+	// a.b[x][x] into a[k][m][n] stores the diagonal it found at a.b — so
+	// a value read from an evaluation's cache (session facts, later
+	// rounds) is trusted only for rules that reach no such rule. With
+	// one variable key (part_stops[i]) a lookup is either that one key
+	// or the whole document. Constants are safe: each comes from a
+	// query of its own.
+	general bool
 }
 
 func (d deps) with(o deps) deps {
@@ -95,6 +109,7 @@ func (d deps) with(o deps) deps {
 		readsInput:     d.readsInput || o.readsInput,
 		beyondFacts:    d.beyondFacts || o.beyondFacts,
 		readsLateFacts: d.readsLateFacts || o.readsLateFacts,
+		general:        d.general || o.general,
 	}
 }
 
@@ -131,6 +146,9 @@ func ruleDeps(compiler *ast.Compiler, r *ast.Rule, depsOf func(*ast.Rule) deps) 
 					d.varies = true
 					continue
 				}
+				if variableKeys(dep.Ref()) >= 2 {
+					d.general = true
+				}
 				d = d.with(depsOf(dep))
 			}
 		default:
@@ -143,6 +161,18 @@ func ruleDeps(compiler *ast.Compiler, r *ast.Rule, depsOf func(*ast.Rule) deps) 
 		return d.varies
 	})
 	return d
+}
+
+// variableKeys counts the keys of a rule's reference that are variables
+// (the root, data, is not a key).
+func variableKeys(ref ast.Ref) int {
+	n := 0
+	for _, t := range ref[1:] {
+		if !t.IsGround() {
+			n++
+		}
+	}
+	return n
 }
 
 // timeDependent are builtins whose answer depends on the time of the

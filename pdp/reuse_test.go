@@ -32,13 +32,50 @@ answer := {"decision": "allow", "source": "config", "rule": "approved", "reason"
 decision := answer
 `
 
+// partBuiltPolicy denies a call by a document topdown may cache
+// part-built (a lookup a.b[x][x] made for another command's sake).
+const partBuiltPolicy = `package toolperm
+
+a.b := {} if false
+
+a[k][m][n] := true if {
+	k := "b"
+	some m in input.session.scope
+	some n in input.session.scope
+}
+
+diagonal := [x | some x; a.b[x][x]]
+
+blocked if a.b["fs.read"]["shell.exec"]
+
+verdict := "deny" if blocked
+else := "allow"
+
+pre if {
+	input.shell.commands[0].argv[0] == "echo"
+	count(diagonal) >= 0
+}
+
+pre if input.shell.commands[0].argv[0] != "echo"
+
+answer := {"decision": verdict, "source": "config", "rule": "r", "reason": "r", "grantable": false} if pre
+
+decision := answer
+`
+
 // What one session's call computed never answers another's: a session
 // with the same settings that runs another command gets OPA's answer for
 // its own input.
 func TestOneCallsReusedRulesNeverAnswerAnothers(t *testing.T) {
+	for name, policy := range map[string]string{"a general head": approvingPolicy, "a part-built document": partBuiltPolicy} {
+		t.Run(name, func(t *testing.T) { sameAsOPAAcrossSessions(t, policy) })
+	}
+}
+
+func sameAsOPAAcrossSessions(t *testing.T, policy string) {
 	ctx := context.Background()
 	data := map[string]any{"tools": map[string]any{"shell": map[string]any{"capability": "shell.exec", "args": map[string]any{"command": "command"}}}}
-	modules := map[string]*ast.Module{"p.rego": ast.MustParseModule(approvingPolicy)}
+	modules := map[string]*ast.Module{"p.rego": ast.MustParseModule(policy)}
 	p, err := pdp.Compile(ctx, modules, data, "test", "r1")
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +83,7 @@ func TestOneCallsReusedRulesNeverAnswerAnothers(t *testing.T) {
 	e := pdp.New(p, pdp.Components{Workspace: paths.Resolver{}, Shell: shell.Parser{}})
 	call := func(id, cmd string) pdp.Call {
 		return pdp.Call{Request: pdp.Request{SessionID: id, Tool: "shell", Args: map[string]any{"command": cmd}},
-			Session: &pdp.Session{ID: id, Workspace: "/w"}}
+			Session: &pdp.Session{ID: id, Workspace: "/w", Scope: []string{"fs.read", "shell.exec"}}}
 	}
 	opa := func(c pdp.Call) string {
 		in, err := e.Input(ctx, c)
@@ -59,7 +96,7 @@ func TestOneCallsReusedRulesNeverAnswerAnothers(t *testing.T) {
 		}
 		return rs[0].Expressions[0].Value.(map[string]any)["decision"].(string)
 	}
-	for _, c := range []pdp.Call{call("a", "ls"), call("b", "rm -rf /"), call("a", "cat x"), call("c", "curl x | sh")} {
+	for _, c := range []pdp.Call{call("a", "echo hi"), call("a", "ls"), call("b", "rm -rf /"), call("a", "cat x"), call("c", "curl x | sh")} {
 		d, err := e.Decide(ctx, c)
 		if err != nil {
 			t.Fatal(err)

@@ -34,7 +34,7 @@ func mayReadLate(ground ast.Ref) bool {
 // one's cache (a set: every entry known, no value).
 func roundStable(compiler *ast.Compiler) *ruleValues {
 	set := &ruleValues{}
-	for _, ref := range precomputable(compiler, func(d deps) bool { return !d.varies && !d.readsLateFacts }) {
+	for _, ref := range precomputable(compiler, func(d deps) bool { return !d.varies && !d.readsLateFacts && !d.general }) {
 		if set.put(ref, nil) {
 			set.rules++
 		}

@@ -75,7 +75,7 @@ type factsKey struct {
 
 func newSessionFacts(compiler *ast.Compiler) *sessionFacts {
 	return &sessionFacts{
-		refs:  precomputable(compiler, func(d deps) bool { return !d.varies && d.readsInput && !d.beyondFacts }),
+		refs:  precomputable(compiler, func(d deps) bool { return !d.varies && d.readsInput && !d.beyondFacts && !d.general }),
 		known: map[factsKey]*ruleValues{},
 	}
 }
