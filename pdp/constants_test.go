@@ -277,6 +277,74 @@ diagonal := [x | some x; a.b[x][x]]
 deny if a.b["fs.read"]["shell.exec"]
 `
 
+// sameAsOPAInEitherOrder evaluates query on the inputs in each order,
+// learning from each, and compares every answer with OPA's.
+func sameAsOPAInEitherOrder(t *testing.T, policy, query string, inputs ...string) {
+	t.Helper()
+	for _, order := range [][]string{inputs, {inputs[1], inputs[0]}} {
+		c := compileForTest(t, map[string]string{"p.rego": policy}, map[string]any{})
+		for _, s := range order {
+			in := ast.MustParseTerm(s).Value
+			if plain, reused := c.eval(t, query, in, false), c.eval(t, query, in, true); plain != reused {
+				t.Errorf("on %s: OPA %s, the engine %s", s, plain, reused)
+			}
+		}
+	}
+}
+
+// The same diagonal, reached through a rule with one variable key: a
+// set element or a ground path below the key adds the steps.
+const diagonalTail = `
+n := count(data.p.a.x.c) if input.tool == "t"
+touch if not input.args.probe
+touch if {
+	input.args.probe
+	some y
+	data.p.a.x[y][y]
+}
+allow if {
+	touch
+	n == 1
+}
+`
+
+func TestNothingReusedRestsOnADiagonalBelowOneKey(t *testing.T) {
+	for name, rules := range map[string]string{
+		"a set element":          "a[k].c contains v if {\n\tsome k in [\"x\"]\n\tsome v in [\"c\", \"d\"]\n}\n",
+		"a ground path below it": "a[k].c.c := 1 if k := \"x\"\na[k].c.d := 2 if k := \"x\"\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			sameAsOPAInEitherOrder(t, "package p\n"+rules+diagonalTail, "data.p.allow",
+				`{"tool": "t", "args": {"probe": true}}`, `{"tool": "t", "args": {}}`)
+		})
+	}
+	t.Run("later rounds", func(t *testing.T) {
+		c := compileForTest(t, map[string]string{"p.rego": `package p
+a[k].c contains v if {
+	some k in ["x"]
+	some v in ["c", "d"]
+}
+n := count(data.p.a.x.c) if input.tool == "t"
+touch if input.danger
+touch if {
+	not input.danger
+	some y
+	data.p.a.x[y][y]
+}
+allow if {
+	touch
+	n == 1
+}
+`}, map[string]any{})
+		_, prev := c.evalRound(t, "data.p.allow", ast.MustParseTerm(`{"tool": "t"}`).Value, nil, true)
+		later := ast.MustParseTerm(`{"tool": "t", "danger": {"verdict": "SAFE"}}`).Value
+		reused, _ := c.evalRound(t, "data.p.allow", later, prev, true)
+		if plain := c.eval(t, "data.p.allow", later, false); plain != reused {
+			t.Errorf("later round: OPA %s, the engine %s", plain, reused)
+		}
+	})
+}
+
 func TestNothingReusedRestsOnAPartBuiltDocument(t *testing.T) {
 	t.Run("session facts", func(t *testing.T) {
 		c := compileForTest(t, map[string]string{"p.rego": partBuiltPolicy + `

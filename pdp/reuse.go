@@ -91,15 +91,15 @@ type deps struct {
 	// between rounds (latePaths).
 	readsLateFacts bool
 	// general: it is a document that rules of another reference build
-	// (a general head, a rule below it), or it reads a rule whose head
-	// has two or more variable keys (a[k][m][n]). Topdown may cache
-	// such a document part-built under a ground reference — a lookup
-	// a.b[x][x] into a[k][m][n] stores the diagonal it found at a.b — so
-	// a value read from an evaluation's cache (session facts, later
-	// rounds) is trusted only for rules that reach no such rule. With
-	// one variable key (part_stops[i]) a lookup is either that one key
-	// or the whole document. Constants are safe: each comes from a
-	// query of its own.
+	// (a general head, a rule below it), or it reads a rule with two or
+	// more steps from its first variable key on (keysFromFirstVariable:
+	// a[k][m][n], a[k].c contains v). Topdown may cache such a document
+	// part-built under a ground reference — a lookup a.b[x][x] stores the
+	// diagonal it found at a.b — so a value read from an evaluation's
+	// cache (session facts, later rounds) is trusted only for rules that
+	// reach no such rule. With one step (part_stops[i]) a lookup is
+	// either that key or the whole document. Constants are safe: each
+	// comes from a query of its own.
 	general bool
 }
 
@@ -146,7 +146,7 @@ func ruleDeps(compiler *ast.Compiler, r *ast.Rule, depsOf func(*ast.Rule) deps) 
 					d.varies = true
 					continue
 				}
-				if variableKeys(dep.Ref()) >= 2 {
+				if keysFromFirstVariable(dep) >= 2 {
 					d.general = true
 				}
 				d = d.with(depsOf(dep))
@@ -163,14 +163,17 @@ func ruleDeps(compiler *ast.Compiler, r *ast.Rule, depsOf func(*ast.Rule) deps) 
 	return d
 }
 
-// variableKeys counts the keys of a rule's reference that are variables
-// (the root, data, is not a key).
-func variableKeys(ref ast.Ref) int {
-	n := 0
-	for _, t := range ref[1:] {
-		if !t.IsGround() {
-			n++
-		}
+// keysFromFirstVariable counts the steps of a rule's document from its
+// first variable key on, a multi-value rule's element counting as one:
+// a[k] 1, a[k].c 2, a[k][m] 2, a[k].c contains v 3; 0 for a ground
+// reference, 1 for a ground multi-value rule. From two on, a lookup may
+// fix the first and repeat a variable over the rest (a.x[y][y]), and
+// topdown caches what that finds as the whole of a.x.
+func keysFromFirstVariable(r *ast.Rule) int {
+	ref := r.Ref()
+	n := len(ref) - len(ref.GroundPrefix())
+	if r.Head.RuleKind() == ast.MultiValue {
+		n++
 	}
 	return n
 }
