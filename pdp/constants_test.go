@@ -42,7 +42,11 @@ func compileForTest(t *testing.T, modules map[string]string, data map[string]any
 	if err != nil {
 		t.Fatal(err)
 	}
-	return compiled{compiler, store, consts, newSessionFacts(compiler), roundStable(compiler)}
+	facts, err := newSessionFacts(compiler, store, consts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return compiled{compiler, store, consts, facts, roundStable(compiler)}
 }
 
 // eval evaluates query on input, with the constants and the input's
@@ -63,16 +67,13 @@ func (c compiled) evalRound(t *testing.T, query string, input ast.Value, prev *e
 		t.Fatal(err)
 	}
 	opts := []rego.EvalOption{rego.EvalParsedInput(input)}
-	cache := (&Policy{consts: c.consts, facts: c.facts, stable: c.stable}).newEvalCache(input, prev)
+	cache := (&Policy{consts: c.consts, facts: c.facts, stable: c.stable}).newEvalCache(ctx, input, prev)
 	if withConstants {
 		opts = append(opts, cache.option())
 	}
 	rs, err := pq.Eval(ctx, opts...)
 	if err != nil {
 		return "error: " + err.Error(), nil
-	}
-	if withConstants {
-		cache.done()
 	}
 	out, err := json.Marshal(rs)
 	if err != nil {
@@ -191,11 +192,11 @@ func TestConstantsDoNotChangeTheBuiltInPolicysAnswers(t *testing.T) {
 			t.Fatal(err)
 		}
 		input := ast.MustParseTerm(string(raw)).Value
-		// The first evaluation with them learns the session facts, the
-		// second uses them.
+		// The first evaluation with them computes the session facts, the
+		// second finds them.
 		without, first, second := c.eval(t, EntryPoint, input, false), c.eval(t, EntryPoint, input, true), c.eval(t, EntryPoint, input, true)
 		if first != without || second != without {
-			t.Errorf("%s: with the constants\n%s\nand the facts learnt\n%s\nwithout\n%s", file, first, second, without)
+			t.Errorf("%s: with the constants\n%s\nand the facts remembered\n%s\nwithout\n%s", file, first, second, without)
 		}
 		if strings.HasPrefix(second, "error") || !strings.Contains(second, `"decision"`) {
 			t.Errorf("%s: no decision: %s", file, second)

@@ -205,7 +205,7 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, p
 	}
 	evalCtx, cancel := context.WithTimeout(ctx, ev.timeout)
 	defer cancel()
-	cache := ev.p.newEvalCache(value, prev)
+	cache := ev.p.newEvalCache(evalCtx, value, prev)
 	rs, err := query.Eval(evalCtx, rego.EvalParsedInput(value), cache.option())
 	ev.obs.Evaluated(ev.now().Sub(start), false)
 	if err != nil {
@@ -216,9 +216,6 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, p
 		return outcome{}, nil, fmt.Errorf("evaluating %s: %w", name, err)
 	}
 	out, err := decodeResult(rs, name, explain)
-	if err == nil {
-		cache.done()
-	}
 	if err == nil && !explain {
 		ev.p.memo.put(key, out)
 	}

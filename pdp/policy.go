@@ -84,8 +84,12 @@ func Compile(ctx context.Context, modules map[string]*ast.Module, data map[strin
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", source, err)
 	}
+	facts, err := newSessionFacts(compiler, store, consts)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", source, err)
+	}
 	return &Policy{Revision: revision, Source: source, explain: explain, answer: answer, catalogue: catalogue,
-		paths: paths, consts: consts, facts: newSessionFacts(compiler), stable: roundStable(compiler), memo: newMemo(DefaultMemoBytes)}, nil
+		paths: paths, consts: consts, facts: facts, stable: roundStable(compiler), memo: newMemo(DefaultMemoBytes)}, nil
 }
 
 // readData evaluates a document of the policy's data once (nil when it
@@ -156,7 +160,7 @@ func (p *Policy) Check(ctx context.Context) error {
 		return err
 	}
 	for name, q := range map[string]rego.PreparedEvalQuery{AnswerPoint: p.answer, EntryPoint: p.explain} {
-		rs, err := q.Eval(ctx, rego.EvalParsedInput(value), p.newEvalCache(value, nil).option())
+		rs, err := q.Eval(ctx, rego.EvalParsedInput(value), p.newEvalCache(ctx, value, nil).option())
 		if err != nil {
 			return fmt.Errorf("policy %s fails on a plain call: %w", p.Source, err)
 		}

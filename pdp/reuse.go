@@ -1,6 +1,7 @@
 package pdp
 
 import (
+	"context"
 	"maps"
 	"slices"
 
@@ -325,21 +326,18 @@ func (c *reuseCache) Put(ref ast.Ref, value *ast.Term) { c.inner.Put(ref, value)
 func (c *reuseCache) Keys() []ast.Ref                  { return c.inner.Keys() }
 
 // evalCache is the virtual-document cache of one evaluation of input:
-// the policy's constants and the session facts known for input
-// (constants.go, sessionfacts.go).
+// the policy's constants, the session facts of input's projection and,
+// in a later round, the round before (constants.go, sessionfacts.go,
+// rounds.go).
 type evalCache struct {
-	facts  *sessionFacts
 	stable *ruleValues
-	key    factsKey
-	learn  bool
 	cache  *reuseCache
 }
 
-func (p *Policy) newEvalCache(input ast.Value, prev *earlier) evalCache {
-	known, key, ok := p.facts.lookup(input)
-	cache := newReuseCache(p.consts, known)
+func (p *Policy) newEvalCache(ctx context.Context, input ast.Value, prev *earlier) evalCache {
+	cache := newReuseCache(p.consts, p.facts.of(ctx, input))
 	cache.prev = prev
-	return evalCache{facts: p.facts, stable: p.stable, key: key, learn: ok, cache: cache}
+	return evalCache{stable: p.stable, cache: cache}
 }
 
 // next is what a later round of the same decision may take from this one.
@@ -348,10 +346,3 @@ func (c evalCache) next() *earlier {
 }
 
 func (c evalCache) option() rego.EvalOption { return rego.EvalVirtualCache(c.cache) }
-
-// done learns the session facts a successful evaluation computed.
-func (c evalCache) done() {
-	if c.learn {
-		c.facts.learn(c.key, c.cache)
-	}
-}

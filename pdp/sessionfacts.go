@@ -1,11 +1,15 @@
 package pdp
 
 import (
+	"context"
 	"crypto/sha256"
+	"fmt"
 	"strconv"
 	"sync"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/storage"
+	"github.com/open-policy-agent/opa/v1/topdown"
 )
 
 // Session facts are the rules whose value depends, besides the policy's
@@ -15,8 +19,8 @@ import (
 // them, whether the capability is dangerous, on the ask-always list or
 // in a sub-agent's scope: the same for every call of one tool in one
 // kind of session, whatever its arguments, command or paths. The engine
-// remembers them per such projection of the input, and every evaluation
-// whose input has the same projection finds them in its
+// evaluates them once per such projection of the input, and every
+// evaluation whose input has the same projection finds them in its
 // virtual-document cache, as it finds the constants (constants.go).
 //
 // A rule is a session fact only when every input reference it (and every
@@ -55,90 +59,136 @@ const (
 )
 
 // sessionFacts remembers a policy's session facts per projection. They
-// are learnt, not computed apart: an evaluation that finds none for its
-// projection evaluates them as it would anyway, and what it computed is
-// read from its virtual-document cache afterwards. The first call of a
-// tool in a new kind of session costs what it always did; the calls
-// after it find the facts it computed.
+// are computed apart: the first call with a projection evaluates all of
+// them in a query of their own whose input is the projection alone, so
+// no other rule of any call can touch what is remembered (an
+// evaluation's own cache can hold documents part-built by rules a fact
+// never reads; reuse.go). That first call then finds them as every
+// later one does.
 type sessionFacts struct {
-	refs []ast.Ref
+	refs     []ast.Ref
+	vars     []ast.Var
+	query    ast.Body
+	compiler *ast.Compiler
+	store    storage.Store
+	consts   *ruleValues
 
 	mu    sync.Mutex
-	known map[factsKey]*ruleValues
+	known map[[sha256.Size]byte]*ruleValues
 }
 
-// factsKey identifies a projection: the SHA-256 of its encoding.
-type factsKey struct {
-	sum      [sha256.Size]byte
-	remember bool // false for a projection over sessionFactsMaxBytes
-}
-
-func newSessionFacts(compiler *ast.Compiler) *sessionFacts {
-	return &sessionFacts{
-		refs:  precomputable(compiler, func(d deps) bool { return !d.varies && d.readsInput && !d.beyondFacts && !d.general }),
-		known: map[factsKey]*ruleValues{},
+func newSessionFacts(compiler *ast.Compiler, store storage.Store, consts *ruleValues) (*sessionFacts, error) {
+	f := &sessionFacts{compiler: compiler, store: store, consts: consts, known: map[[sha256.Size]byte]*ruleValues{}}
+	f.refs = precomputable(compiler, func(d deps) bool { return !d.varies && d.readsInput && !d.beyondFacts && !d.general })
+	if len(f.refs) == 0 {
+		return f, nil
 	}
+	body := ast.NewBody()
+	for i, ref := range f.refs {
+		// __factN = [x | x = ref]: one element, or none when undefined.
+		v, x := ast.Var("__fact"+strconv.Itoa(i)), ast.VarTerm("__x"+strconv.Itoa(i))
+		f.vars = append(f.vars, v)
+		compr := ast.ArrayComprehensionTerm(x, ast.NewBody(ast.Equality.Expr(x, ast.NewTerm(ref))))
+		body.Append(ast.Equality.Expr(ast.NewTerm(v), compr))
+	}
+	query, err := compiler.QueryCompiler().Compile(body)
+	if err != nil {
+		return nil, fmt.Errorf("the session facts: %w", err)
+	}
+	f.query = query
+	return f, nil
 }
 
-// lookup returns the facts known for input's projection (nil when none
-// are) and the projection's key, for learn; ok is false when the input
-// cannot be projected (the evaluation then goes without facts).
-func (f *sessionFacts) lookup(input ast.Value) (*ruleValues, factsKey, bool) {
-	if f == nil || len(f.refs) == 0 {
-		return nil, factsKey{}, false
+// of returns the session facts of input's projection, remembered or
+// evaluated now. Nil when there are none, when the input cannot be
+// projected or when they cannot be evaluated apart: the evaluation then
+// evaluates them itself, and any error it meets ends in a deny.
+func (f *sessionFacts) of(ctx context.Context, input ast.Value) *ruleValues {
+	if f == nil || f.query == nil {
+		return nil
 	}
 	obj, ok := input.(ast.Object)
 	if !ok {
-		return nil, factsKey{}, false
+		return nil
 	}
 	var buf [1024]byte
 	enc, err := appendProjection(buf[:0], obj)
 	if err != nil {
-		return nil, factsKey{}, false
+		return nil
 	}
-	key := factsKey{sum: sha256.Sum256(enc), remember: len(enc) <= sessionFactsMaxBytes}
+	key := sha256.Sum256(enc)
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.known[key], key, true
+	facts := f.known[key]
+	f.mu.Unlock()
+	if facts != nil {
+		return facts
+	}
+	if facts = f.evaluate(ctx, project(obj)); facts != nil && len(enc) <= sessionFactsMaxBytes {
+		f.mu.Lock()
+		if len(f.known) >= sessionFactsEntries {
+			clear(f.known)
+		}
+		f.known[key] = facts
+		f.mu.Unlock()
+	}
+	return facts
 }
 
-// learn records the session facts a successful evaluation computed (in
-// cache) for the projection key, beside those already known.
-func (f *sessionFacts) learn(key factsKey, cache *reuseCache) {
-	if !key.remember {
-		return
+// evaluate computes every session fact on the projection alone.
+func (f *sessionFacts) evaluate(ctx context.Context, projection ast.Object) *ruleValues {
+	txn, err := f.store.NewTransaction(ctx)
+	if err != nil {
+		return nil
 	}
-	var computed []ast.Ref
-	var values []*ast.Term
-	for _, ref := range f.refs {
-		if cache.facts != nil {
-			if _, known := cache.facts.get(ref); known {
-				continue
-			}
-		}
-		value, undefined := cache.inner.Get(ref)
-		if value == nil && !undefined {
-			continue // not evaluated this time
-		}
-		computed, values = append(computed, ref), append(values, value)
+	defer f.store.Abort(ctx, txn)
+	rs, err := topdown.NewQuery(f.query).WithCompiler(f.compiler).WithStore(f.store).WithTransaction(txn).
+		WithInput(ast.NewTerm(projection)).WithVirtualCache(newReuseCache(f.consts, nil)).Run(ctx)
+	if err != nil || len(rs) != 1 {
+		return nil
 	}
-	if len(computed) == 0 {
-		return
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	facts := &ruleValues{}
-	if old := f.known[key]; old != nil {
-		facts = old.clone()
-	} else if len(f.known) >= sessionFactsEntries {
-		clear(f.known)
-	}
-	for i, ref := range computed {
-		if _, known := facts.get(ref); !known && facts.put(ref, values[i]) {
+	for i, ref := range f.refs {
+		arr, ok := rs[0][f.vars[i]].Value.(*ast.Array)
+		if !ok || arr.Len() > 1 {
+			return nil
+		}
+		var value *ast.Term
+		if arr.Len() == 1 {
+			value = arr.Elem(0)
+		}
+		if facts.put(ref, value) {
 			facts.rules++
 		}
 	}
-	f.known[key] = facts
+	return facts
+}
+
+// project copies the parts of input named by sessionFactPaths.
+func project(input ast.Object) ast.Object {
+	out := ast.NewObject()
+	for _, path := range sessionFactPaths {
+		v, err := input.Find(path[1:])
+		if err != nil {
+			continue
+		}
+		node := out
+		for i, step := range path[1:] {
+			if i == len(path)-2 {
+				node.Insert(step, ast.NewTerm(v))
+				break
+			}
+			var child ast.Object
+			if next := node.Get(step); next != nil {
+				child, _ = next.Value.(ast.Object)
+			}
+			if child == nil {
+				child = ast.NewObject()
+				node.Insert(step, ast.NewTerm(child))
+			}
+			node = child
+		}
+	}
+	return out
 }
 
 // appendProjection encodes the parts of input named by sessionFactPaths:
