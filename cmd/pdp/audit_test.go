@@ -128,7 +128,11 @@ func TestRetentionBoundsTheTrailUnderLoad(t *testing.T) {
 	if oldestAge > 3*time.Second+750*time.Millisecond {
 		t.Errorf("an event %s old is still in the trail (retention 2s, interval 1s)", oldestAge)
 	}
-	if secondHalf > firstHalf+firstHalf/4 {
+	// A quarter, and 64 pages: on a starved machine a few hundred
+	// decisions fill a small file whose size moves by whole pages and
+	// checkpoints; a trail that is not swept grows by far more at the
+	// rates this load reaches otherwise (~400 decisions/s: megabytes in 4 s).
+	if secondHalf > firstHalf+firstHalf/4+64*4096 {
 		t.Errorf("the file grew from %d to %d bytes under constant load", firstHalf, secondHalf)
 	}
 	for _, m := range []string{"pdp_audit_swept_events_total ", "pdp_audit_trail_events ", "pdp_audit_trail_bytes ", "pdp_audit_sweep_duration_seconds_count "} {
