@@ -238,23 +238,6 @@ func (c *ruleValues) put(ref ast.Ref, value *ast.Term) bool {
 	return true
 }
 
-// clone copies the tree, so a copy can grow while the original is read.
-func (c *ruleValues) clone() *ruleValues {
-	var copyNode func(n *valueNode) valueNode
-	copyNode = func(n *valueNode) valueNode {
-		out := valueNode{known: n.known, value: n.value}
-		if n.children != nil {
-			out.children = make(map[string]*valueNode, len(n.children))
-			for k, child := range n.children {
-				cc := copyNode(child)
-				out.children[k] = &cc
-			}
-		}
-		return out
-	}
-	return &ruleValues{root: copyNode(&c.root), rules: c.rules}
-}
-
 // get returns the value at ref (nil when undefined) and whether ref is
 // known at all.
 func (c *ruleValues) get(ref ast.Ref) (*ast.Term, bool) {
