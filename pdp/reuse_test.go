@@ -2,13 +2,19 @@ package pdp_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
 
 	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/shell"
+	"github.com/toolperm/pdp/internal/policytest"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -105,4 +111,85 @@ func sameAsOPAAcrossSessions(t *testing.T, policy string) {
 			t.Errorf("%s in session %s: the engine %s, OPA %s", c.Request.Args["command"], c.Request.SessionID, d.Decision, want)
 		}
 	}
+}
+
+// Many sessions deciding at once, with session settings that repeat and
+// differ, get OPA's answers for their own inputs: the facts one session's
+// settings computed never reach another's.
+func TestConcurrentSessionsGetTheirOwnAnswers(t *testing.T) {
+	ctx := context.Background()
+	files := policytest.Files(t, func(map[string]any) {})
+	modules := map[string]*ast.Module{}
+	var data map[string]any
+	for name, raw := range files {
+		switch {
+		case strings.HasSuffix(name, ".rego"):
+			modules[name] = ast.MustParseModule(string(raw))
+		case name == "data.json":
+			if err := json.Unmarshal(raw, &data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	p, err := pdp.Compile(ctx, modules, data, "test", "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := pdp.New(p, pdp.Components{Workspace: paths.Resolver{}, Shell: shell.Parser{}})
+	var opts []func(*rego.Rego)
+	for name, raw := range files {
+		if strings.HasSuffix(name, ".rego") {
+			opts = append(opts, rego.Module(name, string(raw))) // parsed again: Compile rewrites its modules
+		}
+	}
+	opts = append(opts, rego.Query(pdp.AnswerPoint), rego.Store(inmem.NewFromObject(data)))
+	plain, err := rego.New(opts...).PrepareForEval(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := []map[string]string{nil, {"shell.exec": "allow"}, {"shell.exec": "deny"}, {"fs.*": "ask"}}
+	levels := []pdp.Level{pdp.ReadOnly, pdp.ReadWrite, pdp.Smart}
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"shell", map[string]any{"command": "git status"}},
+		{"shell", map[string]any{"command": "rm -rf /"}},
+		{"read_file", map[string]any{"path": "a.go"}},
+		{"write_file", map[string]any{"path": "../x"}},
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 24 {
+				c := calls[(g+i)%len(calls)]
+				s := &pdp.Session{ID: fmt.Sprint("s", g), Workspace: "/w", PermissionLevel: levels[(g*7+i)%len(levels)], Rules: rules[(g+i*3)%len(rules)]}
+				call := pdp.Call{Request: pdp.Request{SessionID: s.ID, Tool: c.tool, Args: c.args, Cwd: "/w"}, Session: s}
+				d, err := e.Decide(ctx, call)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				in, err := e.Input(ctx, call)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if s.PermissionLevel == pdp.Smart && c.tool == "shell" {
+					continue // the engine adds a danger verdict the first input lacks
+				}
+				rs, err := plain.Eval(ctx, rego.EvalInput(in))
+				if err != nil || len(rs) != 1 {
+					t.Errorf("OPA: %v", err)
+					return
+				}
+				if want := rs[0].Expressions[0].Value.(map[string]any)["decision"]; d.Decision != want {
+					t.Errorf("%s %v at %s with %v: the engine %s, OPA %v", c.tool, c.args, s.PermissionLevel, s.Rules, d.Decision, want)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
