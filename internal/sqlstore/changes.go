@@ -60,7 +60,9 @@ func (s *Store) ChangesAfter(ctx context.Context, after int64, limit int) ([]pdp
 // ChangeBounds returns the first and last seq of the change log (0, 0
 // when it is empty).
 func (s *Store) ChangeBounds(ctx context.Context) (first, last int64, err error) {
-	err = s.Read.QueryRow(ctx, `SELECT COALESCE(MIN(seq), 0), COALESCE(MAX(seq), 0) FROM changes`).Scan(&first, &last)
+	// Two subqueries, not MIN and MAX in one: each alone reads one end of
+	// the key's index, both together scan the whole log.
+	err = s.Read.QueryRow(ctx, `SELECT COALESCE((SELECT MIN(seq) FROM changes), 0), COALESCE((SELECT MAX(seq) FROM changes), 0)`).Scan(&first, &last)
 	if err != nil {
 		return 0, 0, fmt.Errorf("reading the change log: %w", err)
 	}
