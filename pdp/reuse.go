@@ -282,7 +282,7 @@ type reuseCache struct {
 }
 
 func newReuseCache(consts, facts *ruleValues) *reuseCache {
-	return &reuseCache{consts: consts, facts: facts, inner: topdown.NewVirtualCache()}
+	return &reuseCache{consts: consts, facts: facts, inner: newFlatCache()}
 }
 
 func (c *reuseCache) Push() { c.depth++; c.inner.Push() }
