@@ -148,6 +148,7 @@ func TestConcurrentSessionsGetTheirOwnAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	rules := []map[string]string{nil, {"shell.exec": "allow"}, {"shell.exec": "deny"}, {"fs.*": "ask"}}
+	commandRules := []map[string]string{nil, {"git status": "allow"}, {"rm": "deny"}, {"git": "ask", "rm -rf": "allow"}, {"GIT": "deny"}}
 	levels := []pdp.Level{pdp.ReadOnly, pdp.ReadWrite, pdp.Smart}
 	calls := []struct {
 		tool string
@@ -165,7 +166,8 @@ func TestConcurrentSessionsGetTheirOwnAnswers(t *testing.T) {
 			defer wg.Done()
 			for i := range 24 {
 				c := calls[(g+i)%len(calls)]
-				s := &pdp.Session{ID: fmt.Sprint("s", g), Workspace: "/w", PermissionLevel: levels[(g*7+i)%len(levels)], Rules: rules[(g+i*3)%len(rules)]}
+				s := &pdp.Session{ID: fmt.Sprint("s", g), Workspace: "/w", PermissionLevel: levels[(g*7+i)%len(levels)], Rules: rules[(g+i*3)%len(rules)],
+					CommandRules: commandRules[(g*3+i*5)%len(commandRules)]}
 				call := pdp.Call{Request: pdp.Request{SessionID: s.ID, Tool: c.tool, Args: c.args, Cwd: "/w"}, Session: s}
 				d, err := e.Decide(ctx, call)
 				if err != nil {
@@ -186,7 +188,7 @@ func TestConcurrentSessionsGetTheirOwnAnswers(t *testing.T) {
 					return
 				}
 				if want := rs[0].Expressions[0].Value.(map[string]any)["decision"]; d.Decision != want {
-					t.Errorf("%s %v at %s with %v: the engine %s, OPA %v", c.tool, c.args, s.PermissionLevel, s.Rules, d.Decision, want)
+					t.Errorf("%s %v at %s with %v and %v: the engine %s, OPA %v", c.tool, c.args, s.PermissionLevel, s.Rules, s.CommandRules, d.Decision, want)
 				}
 			}
 		}()

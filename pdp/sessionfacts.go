@@ -33,6 +33,7 @@ var sessionFactPaths = []ast.Ref{
 	ast.MustParseRef("input.capability"),
 	ast.MustParseRef("input.shell.parsed"),
 	ast.MustParseRef("input.session.rules"),
+	ast.MustParseRef("input.session.command_rules"),
 	ast.MustParseRef("input.session.permission_level"),
 	ast.MustParseRef("input.session.execution_mode"),
 	ast.MustParseRef("input.session.mode"),
