@@ -8,9 +8,11 @@ import (
 )
 
 // treeCache keeps the session trees decisions need, so the decide path
-// reads no SQL once a session is warm. Every write to sessions or grants
-// moves the generation on, which makes every cached tree stale: writes
-// are rare next to decisions, and a stale read can never happen. It
+// reads no SQL once a session is warm. Every write that changes a stored
+// session or the grants moves the generation on, which makes every cached
+// tree stale: such writes are rare next to decisions, and a stale read
+// can never happen. Creating a session changes no tree already read
+// (sqlstore.Store.Changed), so new sessions keep the others warm. It
 // assumes this process is the database's only writer.
 type treeCache struct {
 	gen atomic.Uint64

@@ -36,8 +36,7 @@ func (s *Store) CreateSession(ctx context.Context, rec pdp.StoredSession) (pdp.S
 	case err != nil:
 		return rec, fmt.Errorf("creating session %q: %w", rec.ID, err)
 	}
-	s.changed()
-	return rec, nil
+	return rec, nil // a new session is in no tree read before (Changed)
 }
 
 // EnsureSession returns the stored session with rec's id, creating it
@@ -59,7 +58,6 @@ func (s *Store) EnsureSession(ctx context.Context, rec pdp.StoredSession) (pdp.S
 	if err != nil {
 		return rec, fmt.Errorf("creating session %q: %w", rec.ID, err)
 	}
-	s.changed()
 	return getSession(ctx, s.Write, rec.ID, "")
 }
 
@@ -67,11 +65,13 @@ func (s *Store) EnsureSession(ctx context.Context, rec pdp.StoredSession) (pdp.S
 // created before any absolute cwd was known); a set workspace never
 // changes.
 func (s *Store) ClaimWorkspace(ctx context.Context, id, workspace string) error {
-	_, err := s.Write.Exec(ctx, `UPDATE sessions SET workspace = ?, updated_at = ? WHERE id = ? AND workspace = ''`, workspace, s.Time(s.Now()), id)
+	n, err := s.Write.Exec(ctx, `UPDATE sessions SET workspace = ?, updated_at = ? WHERE id = ? AND workspace = ''`, workspace, s.Time(s.Now()), id)
 	if err != nil {
 		return fmt.Errorf("setting the workspace of %q: %w", id, err)
 	}
-	s.changed()
+	if n > 0 {
+		s.changed()
+	}
 	return nil
 }
 

@@ -55,8 +55,11 @@ type Store struct {
 	// Answered, when set, runs in the transaction of an answer or an
 	// outcome, before it commits.
 	Answered func(ctx context.Context, tx Tx, decisionID string) error
-	// Changed, when set, is told after every committed write to
-	// sessions or grants.
+	// Changed, when set, is told after every committed write that changes
+	// a stored session or the grants: what a tree already read holds. A
+	// new session is not such a write: no tree read before holds it (a
+	// tree is read only once its session exists, and sessions are never
+	// deleted), and agents start sessions all the time.
 	Changed func()
 }
 
