@@ -3,6 +3,7 @@ package groupcommit_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -65,5 +66,31 @@ func TestWriter(t *testing.T) {
 				t.Fatalf("after close: %v", err)
 			}
 		})
+	}
+}
+
+// Submitters that become runnable together share a transaction even on
+// one processor: the writer lets them queue before it commits the first.
+func TestSubmittersReadyTogetherShareATransaction(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var sizes []int
+	w := groupcommit.New(func(batch []int) error {
+		sizes = append(sizes, len(batch))
+		return nil
+	}, groupcommit.Options{MaxBatch: 64, Closed: errClosed})
+	defer w.Close()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.Submit(context.Background(), i); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if st := w.Stats(); st.Items != 8 || st.Transactions > 2 {
+		t.Fatalf("8 submitters ready together took %d transactions (sizes %v)", st.Transactions, sizes)
 	}
 }
