@@ -50,22 +50,24 @@ func withinFacts(ref ast.Ref) bool {
 	return false
 }
 
-// sessionFactsEntries bounds how many projections are remembered; past it
-// the cache starts again. A projection whose encoding is larger than
-// sessionFactsMaxBytes (a session with very many rules) is evaluated but
-// not remembered, so the cache holds at most about entries × that.
+// sessionFactsEntries bounds how many projections are remembered, and how
+// many met once are (their keys alone); past it each set starts again. A
+// projection whose encoding is larger than sessionFactsMaxBytes (a
+// session with very many rules) is never computed apart: every call with
+// it evaluates its facts itself. The cache holds at most about
+// entries × that.
 const (
 	sessionFactsEntries  = 1024
 	sessionFactsMaxBytes = 16 << 10
 )
 
 // sessionFacts remembers a policy's session facts per projection. They
-// are computed apart: the first call with a projection evaluates all of
+// are computed apart: the second call with a projection evaluates all of
 // them in a query of their own whose input is the projection alone, so
 // no other rule of any call can touch what is remembered (an
 // evaluation's own cache can hold documents part-built by rules a fact
-// never reads; reuse.go). That first call then finds them as every
-// later one does.
+// never reads; reuse.go). That call then finds them as every later one
+// does; the first evaluates them itself, as OPA would.
 type sessionFacts struct {
 	refs     []ast.Ref
 	vars     []ast.Var
@@ -76,10 +78,14 @@ type sessionFacts struct {
 
 	mu    sync.Mutex
 	known map[[sha256.Size]byte]*ruleValues
+	// seen are projections met once: their facts are computed apart the
+	// second time (of).
+	seen map[[sha256.Size]byte]struct{}
 }
 
 func newSessionFacts(compiler *ast.Compiler, store storage.Store, consts *ruleValues) (*sessionFacts, error) {
-	f := &sessionFacts{compiler: compiler, store: store, consts: consts, known: map[[sha256.Size]byte]*ruleValues{}}
+	f := &sessionFacts{compiler: compiler, store: store, consts: consts, known: map[[sha256.Size]byte]*ruleValues{},
+		seen: map[[sha256.Size]byte]struct{}{}}
 	f.refs = precomputable(compiler, func(d deps) bool { return !d.varies && d.readsInput && !d.beyondFacts && !d.general })
 	if len(f.refs) == 0 {
 		return f, nil
@@ -118,18 +124,36 @@ func (f *sessionFacts) of(ctx context.Context, input ast.Value) *ruleValues {
 		return nil
 	}
 	key := sha256.Sum256(enc)
+	if len(enc) > sessionFactsMaxBytes {
+		return nil // never remembered, so never worth computing apart
+	}
 	f.mu.Lock()
 	facts := f.known[key]
+	firstSight := false
+	if facts == nil {
+		if _, seen := f.seen[key]; !seen {
+			if len(f.seen) >= sessionFactsEntries {
+				clear(f.seen)
+			}
+			f.seen[key] = struct{}{}
+			firstSight = true
+		}
+	}
 	f.mu.Unlock()
-	if facts != nil {
+	if facts != nil || firstSight {
+		// The first call with a projection evaluates its facts itself, as
+		// OPA would: computing them apart pays only when they are found
+		// again, and a stream in which no session's settings repeat would
+		// pay for it on every call.
 		return facts
 	}
-	if facts = f.evaluate(ctx, project(obj)); facts != nil && len(enc) <= sessionFactsMaxBytes {
+	if facts = f.evaluate(ctx, project(obj)); facts != nil {
 		f.mu.Lock()
 		if len(f.known) >= sessionFactsEntries {
 			clear(f.known)
 		}
 		f.known[key] = facts
+		delete(f.seen, key)
 		f.mu.Unlock()
 	}
 	return facts

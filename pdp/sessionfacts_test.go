@@ -50,12 +50,15 @@ func TestSessionFactsAreRulesOfTheCapabilityAndTheSessionsSettings(t *testing.T)
 			"session": {"permission_level": "LOW", "rules": %s, "workspace": %q},
 			"shell": {"parsed": true, "commands": [{"argv": [%q]}]}}`, command, rules, command, command)).Value
 	}
-	// The first call with a projection computes all its facts, apart;
-	// the later ones find the same.
+	// The first call with a projection evaluates its facts itself; the
+	// second computes all of them, apart; the later ones find the same.
 	ctx := context.Background()
+	if c.facts.of(ctx, input(`{"fs.read": "deny"}`, "ls")) != nil {
+		t.Fatal("facts computed apart on the first call with a projection")
+	}
 	first := c.facts.of(ctx, input(`{"fs.read": "deny"}`, "ls"))
 	if first == nil {
-		t.Fatal("no facts")
+		t.Fatal("no facts on the second call")
 	}
 	for _, name := range want {
 		if _, ok := first.get(ast.MustParseRef(name)); !ok {
@@ -70,6 +73,7 @@ func TestSessionFactsAreRulesOfTheCapabilityAndTheSessionsSettings(t *testing.T)
 		t.Error("a call that differs only outside the fact paths has other facts")
 	}
 	// Other session rules: their own.
+	c.facts.of(ctx, input(`{"fs.read": "allow"}`, "ls"))
 	other := c.facts.of(ctx, input(`{"fs.read": "allow"}`, "ls"))
 	if other == first {
 		t.Error("other session rules got the first session's facts")
@@ -94,18 +98,34 @@ func TestSessionFactsAreRulesOfTheCapabilityAndTheSessionsSettings(t *testing.T)
 func TestSessionFactsAreBounded(t *testing.T) {
 	c := compileForTest(t, map[string]string{"p.rego": factsPolicy}, map[string]any{})
 	for i := range sessionFactsEntries + 10 {
-		c.eval(t, "data.p.cap", ast.MustParseTerm(fmt.Sprintf(`{"tool": "t%d"}`, i)).Value, true)
+		in := ast.MustParseTerm(fmt.Sprintf(`{"tool": "t%d"}`, i)).Value
+		c.eval(t, "data.p.cap", in, true)
+		c.eval(t, "data.p.cap", in, true) // met again: computed apart
 		if n := len(c.facts.known); n > sessionFactsEntries || n == 0 {
 			t.Fatalf("%d projections remembered, bound %d", n, sessionFactsEntries)
 		}
+		if n := len(c.facts.seen); n > sessionFactsEntries {
+			t.Fatalf("%d projections met once remembered, bound %d", n, sessionFactsEntries)
+		}
 	}
-	// A session with a very large rule table is evaluated, not remembered.
+	// Projections met once only: their keys, bounded too.
+	for i := range sessionFactsEntries + 10 {
+		c.eval(t, "data.p.cap", ast.MustParseTerm(fmt.Sprintf(`{"tool": "once%d"}`, i)).Value, true)
+		if n := len(c.facts.seen); n > sessionFactsEntries || n == 0 {
+			t.Fatalf("%d projections met once remembered, bound %d", n, sessionFactsEntries)
+		}
+	}
+	// A session with a very large rule table is evaluated, its facts
+	// with it, and neither computed apart nor remembered.
 	clear(c.facts.known)
+	clear(c.facts.seen)
 	big := `{"tool": "t", "session": {"rules": {"r": "` + strings.Repeat("x", sessionFactsMaxBytes) + `"}}}`
-	if got := c.eval(t, "data.p.rule", ast.MustParseTerm(big).Value, true); strings.HasPrefix(got, "error") {
-		t.Fatalf("a large session: %s", got)
+	for range 3 {
+		if got := c.eval(t, "data.p.rule", ast.MustParseTerm(big).Value, true); strings.HasPrefix(got, "error") {
+			t.Fatalf("a large session: %s", got)
+		}
 	}
-	if len(c.facts.known) != 0 {
+	if len(c.facts.known) != 0 || len(c.facts.seen) != 0 {
 		t.Error("a projection over the size bound was remembered")
 	}
 }
