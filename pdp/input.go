@@ -5,7 +5,29 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
 )
+
+// The input document's keys and its most frequent values are interned:
+// ast.InterfaceToValue, which turns each input into the AST the policy
+// reads, then takes them from OPA's table instead of allocating each one
+// on every evaluation (BenchmarkDecideUncached: 1,500 → 1,451
+// allocations a call). OPA allows this only while packages initialise.
+func init() {
+	ast.InternStringTerm(
+		// the document's keys (this file, pathrules.go, pipeline.go)
+		"session", "workspace", "tool", "capability", "action", "shell", "danger", "parent_decision",
+		"permission_level", "mode", "execution_mode", "rules", "command_rules", "grants", "has_parent", "scope", "fingerprint",
+		"outside", "paths", "value", "path", "rel", "inside", "glob", "pattern", "place", AccessRead, AccessWrite, "policy",
+		"parsed", "commands", "operators", "compound", "redirections", "substitutions", "assignments", "parts", "redirects",
+		"evaluated", "assigned", "error", "argv", "literal", "text", "simple", "first", "end", "background", "negated",
+		"op", "target", "dev_null", "dup", "here_doc", "program", "verdict", "by", "decision", "source", "rule", "reason",
+		// frequent values
+		string(ReadOnly), string(ReadWrite), string(Full), string(Smart), string(AlwaysAsk), string(OnDemand), string(AllowAll),
+		string(Local), string(Cloud), Allow, Ask, Deny, ".", "|", "&&", "||", ";", "|&", "&",
+	)
+}
 
 // withDefaults returns a copy of s with the defaults filled in: READ_ONLY,
 // on-demand, LOCAL. The workspace has no default here: a session without
