@@ -248,9 +248,9 @@ shell_option_programs := {lower(w) | some w in object.get(data.shell, "option_pr
 
 shell_state_builtins := {lower(w) | some w in object.get(data.shell, "state_builtins", [])}
 
-part_ungrantable(word) if ungrantable_program(word)
-
-part_ungrantable(word) if listed(word, shell_state_builtins)
+# part_ungrantable: a program no grant may name (ungrantable_programs,
+# shell.rego) or of a dangerous word's family.
+part_ungrantable(word) if listed(word, ungrantable_programs)
 
 part_ungrantable(word) if dangerous_family(word)
 

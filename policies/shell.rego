@@ -43,13 +43,11 @@ shell_wrappers := {lower(w) | some w in data.shell.wrappers}
 
 shell_interpreters := {lower(w) | some w in data.shell.interpreters}
 
-ungrantable_program(word) if listed(word, shell_dangerous_words)
-
-ungrantable_program(word) if listed(word, shell_wrappers)
-
-ungrantable_program(word) if listed(word, shell_interpreters)
-
-ungrantable_program(word) if "" in program_names(word)
+# ungrantable_programs: the names no grant may cover — the dangerous
+# words, the wrappers, the interpreters, the state builtins (cd, export:
+# commands.rego) — and "" (a word with no program name, such as "dir/").
+# It depends on the data alone, so pdp evaluates it once per policy.
+ungrantable_programs := (((shell_dangerous_words | shell_wrappers) | shell_interpreters) | shell_state_builtins) | {""}
 
 # screened: a shell.exec call that is DANGEROUS without asking the model
 # (danger.by "screen"): it does not parse, has a program the policy cannot
