@@ -12,7 +12,9 @@ import (
 // session or the grants moves the generation on, which makes every cached
 // tree stale: such writes are rare next to decisions, and a stale read
 // can never happen. Creating a session changes no tree already read
-// (sqlstore.Store.Changed), so new sessions keep the others warm. It
+// (sqlstore.Store.Changed), so new sessions keep the others warm; a
+// workspace claim invalidates even when it changes no row, since another
+// caller's claim may have committed without invalidating yet. It
 // assumes this process is the database's only writer.
 type treeCache struct {
 	gen atomic.Uint64
