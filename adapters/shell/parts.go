@@ -2,6 +2,7 @@ package shell
 
 import (
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -121,12 +122,20 @@ func evaluates(node syntax.Node) bool {
 	return false
 }
 
+// printers are reused: a printer carries a 4 KiB buffer, and a new one
+// for every part was the largest allocation of parsing a command. Print
+// resets a printer's state, so one serves any number of statements, one
+// at a time.
+var printers = sync.Pool{New: func() any { return syntax.NewPrinter(syntax.SingleLine(true)) }}
+
 // printed is a statement as the shell sees it, without comments.
 func printed(s *syntax.Stmt) string {
 	c := *s
 	c.Comments = nil
 	var b strings.Builder
-	if err := syntax.NewPrinter(syntax.SingleLine(true)).Print(&b, &c); err != nil {
+	p := printers.Get().(*syntax.Printer)
+	defer printers.Put(p)
+	if err := p.Print(&b, &c); err != nil {
 		return ""
 	}
 	return strings.TrimSpace(b.String())
