@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -18,11 +17,7 @@ func newSession(id, parent, workspace string) pdp.StoredSession {
 // change to a session it holds: a level, a workspace claimed.
 func TestSessionTreesStayWarmWhileSessionsAreCreated(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "pdp.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t, Options{})
 	for _, rec := range []pdp.StoredSession{newSession("root", "", ""), newSession("child", "root", "")} {
 		if _, err := s.CreateSession(ctx, rec); err != nil {
 			t.Fatal(err)
@@ -68,11 +63,7 @@ func TestSessionTreesStayWarmWhileSessionsAreCreated(t *testing.T) {
 // path denies miss).
 func TestResolveAfterLosingAClaimReadsTheClaimedWorkspace(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "pdp.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t, Options{})
 	if _, err := s.EnsureSession(ctx, newSession("x", "", "")); err != nil {
 		t.Fatal(err)
 	}
