@@ -82,6 +82,16 @@ func (c compiled) evalRound(t *testing.T, query string, input ast.Value, prev *e
 	return string(out), cache.next()
 }
 
+// laterRound evaluates query on first, then on later as the next round
+// of the same decision (taking first's stable rules), and returns that
+// answer beside OPA's plain evaluation of later.
+func (c compiled) laterRound(t *testing.T, query string, first, later ast.Value) (reused, plain string) {
+	t.Helper()
+	_, prev := c.evalRound(t, query, first, nil, true)
+	reused, _ = c.evalRound(t, query, later, prev, true)
+	return reused, c.eval(t, query, later, false)
+}
+
 // refNames lists the references a tree of rule values knows.
 func refNames(c *ruleValues) []string {
 	var names []string
@@ -238,10 +248,8 @@ a.b contains input.tool
 a[x] contains y if { x := "b"; y := input.danger.verdict }
 answer := data.p.a.b
 `}, map[string]any{})
-		_, prev := c.evalRound(t, "data.p.answer", ast.MustParseTerm(`{"tool": "shell"}`).Value, nil, true)
 		later := ast.MustParseTerm(`{"tool": "shell", "danger": {"verdict": "DANGEROUS"}}`).Value
-		reused, _ := c.evalRound(t, "data.p.answer", later, prev, true)
-		if plain := c.eval(t, "data.p.answer", later, false); plain != reused {
+		if reused, plain := c.laterRound(t, "data.p.answer", ast.MustParseTerm(`{"tool": "shell"}`).Value, later); plain != reused {
 			t.Errorf("later round: OPA %s, the engine %s", plain, reused)
 		}
 	})
@@ -337,10 +345,8 @@ allow if {
 	n == 1
 }
 `}, map[string]any{})
-		_, prev := c.evalRound(t, "data.p.allow", ast.MustParseTerm(`{"tool": "t"}`).Value, nil, true)
 		later := ast.MustParseTerm(`{"tool": "t", "danger": {"verdict": "SAFE"}}`).Value
-		reused, _ := c.evalRound(t, "data.p.allow", later, prev, true)
-		if plain := c.eval(t, "data.p.allow", later, false); plain != reused {
+		if reused, plain := c.laterRound(t, "data.p.allow", ast.MustParseTerm(`{"tool": "t"}`).Value, later); plain != reused {
 			t.Errorf("later round: OPA %s, the engine %s", plain, reused)
 		}
 	})
@@ -372,9 +378,7 @@ answer := "allow" if { input.danger; not deny }
 `}, map[string]any{})
 		first := ast.MustParseTerm(`{"session": {"scope": ["fs.read", "shell.exec"]}}`).Value
 		later := ast.MustParseTerm(`{"session": {"scope": ["fs.read", "shell.exec"]}, "danger": {"verdict": "SAFE"}}`).Value
-		_, prev := c.evalRound(t, "data.p.answer", first, nil, true)
-		reused, _ := c.evalRound(t, "data.p.answer", later, prev, true)
-		if plain := c.eval(t, "data.p.answer", later, false); plain != reused {
+		if reused, plain := c.laterRound(t, "data.p.answer", first, later); plain != reused {
 			t.Errorf("later round: OPA %s, the engine %s", plain, reused)
 		}
 	})
