@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -45,11 +46,11 @@ func (c *collector) object(sel, shown string, obj map[string]any) error {
 	sort.Strings(keys) // a stable order: the first outside path is the one reported
 	seen := make(map[string]string, len(keys))
 	for _, k := range keys {
-		lower := strings.ToLower(k)
-		if other, dup := seen[lower]; dup {
+		lower, folded := strings.ToLower(k), api.FoldKey(k)
+		if other, dup := seen[folded]; dup {
 			return pdp.Invalid("ambiguous_argument", "arguments %q and %q differ only in case", join(shown, other), join(shown, k))
 		}
-		seen[lower] = k
+		seen[folded] = k
 		if err := c.value(join(sel, lower), join(shown, k), obj[k]); err != nil {
 			return err
 		}

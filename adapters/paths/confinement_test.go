@@ -97,6 +97,7 @@ func TestKeysEqualButForCaseAreBadInput(t *testing.T) {
 		"nested":       {"edits": []any{map[string]any{"path": "a", "Path": "b"}}},
 		"undeclared":   {"Dest": "a", "dEST": "b"},
 		"kelvin sign":  {"\u212aey": "a", "key": "b"},
+		"long s":       {"\u017fource": "a", "source": "b"},
 		"empty values": {"x": nil, "X": nil},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolperm/pdp/pdp"
 )
 
 // decideAt runs `pdp decide` for a call in a session at FULL and allow-all
@@ -177,6 +180,26 @@ func TestBashAndShReadings(t *testing.T) {
 			doc, out, err := runPDP(t, string(body), "decide")
 			if err != nil || doc["decision"] != tc.want {
 				t.Fatalf("got %v (%v), want %s\n%s", doc["decision"], err, tc.want, out)
+			}
+		})
+	}
+}
+
+// TestKeysEqualUnderFoldingAreRefused: encoding/json matches field names
+// under Unicode case folding, so "ſession_id" (U+017F) fills session_id;
+// `pdp decide` refuses a body holding both as ambiguous.
+func TestKeysEqualUnderFoldingAreRefused(t *testing.T) {
+	for name, body := range map[string]string{
+		"a field":         `{"session_id":"s","ſession_id":"t","tool":"read_file","args":{"path":"a"}}`,
+		"an argument":     `{"session_id":"s","tool":"mcp__x__y","args":{"source":"/w/a","\u017fource":"/etc/x"},"session":{"permission_level":"FULL","mode":"allow-all","workspace":"/w","rules":{"mcp.*":"allow"}}}`,
+		"a Kelvin sign":   `{"session_id":"s","tool":"mcp__x__y","args":{"o":[{"key":"/w/a","\u212aey":"/etc/x"}]},"session":{"permission_level":"FULL","mode":"allow-all","workspace":"/w","rules":{"mcp.*":"allow"}}}`,
+		"a session field": `{"session_id":"s","tool":"read_file","args":{"path":"a"},"session":{"workspace":"/w","work\u017fpace":"/"}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			doc, out, err := runPDP(t, body, "decide")
+			var bad *pdp.Error
+			if !errors.As(err, &bad) || bad.Code != "ambiguous_argument" {
+				t.Fatalf("got %v / %v, want the ambiguous_argument error\n%s", doc["decision"], err, out)
 			}
 		})
 	}

@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode"
+
+	"github.com/toolperm/pdp/api"
 )
 
 // rpcKind is what the MCP proxy does with one line from the client.
@@ -119,7 +120,7 @@ func objectFields(raw []byte) (map[string]json.RawMessage, bool, error) {
 		if err != nil {
 			return nil, true, err
 		}
-		key := foldKey(tok.(string))
+		key := api.FoldKey(tok.(string))
 		if _, dup := fields[key]; dup {
 			return nil, true, fmt.Errorf("the key %q appears twice (keys are compared without case)", tok)
 		}
@@ -132,72 +133,6 @@ func objectFields(raw []byte) (map[string]json.RawMessage, bool, error) {
 	return fields, true, nil
 }
 
-// repeatedKey reports a key that appears twice in one object anywhere in
-// raw (compared without case), or "".
-func repeatedKey(raw []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	type level struct {
-		keys      map[string]bool // nil in an array
-		expectKey bool
-	}
-	var stack []*level
-	valueDone := func() {
-		if n := len(stack); n > 0 && stack[n-1].keys != nil {
-			stack[n-1].expectKey = true
-		}
-	}
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return "" // io.EOF; a syntax error was caught before
-		}
-		top := (*level)(nil)
-		if n := len(stack); n > 0 {
-			top = stack[n-1]
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{':
-				stack = append(stack, &level{keys: map[string]bool{}, expectKey: true})
-			case '[':
-				stack = append(stack, &level{})
-			default:
-				stack = stack[:len(stack)-1]
-				valueDone()
-			}
-		case string:
-			if top != nil && top.keys != nil && top.expectKey {
-				k := foldKey(t)
-				if top.keys[k] {
-					return t
-				}
-				top.keys[k], top.expectKey = true, false
-				continue
-			}
-			valueDone()
-		default:
-			valueDone()
-		}
-	}
-}
-
-// foldKey maps every string that equals s under Unicode simple case
-// folding (as encoding/json matches field names) to one key; a key of
-// lower-case ASCII letters maps to itself.
-func foldKey(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		least := r
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			least = min(least, f)
-		}
-		b.WriteRune(unicode.ToLower(least))
-	}
-	return b.String()
-}
-
 // toolCall is the part of a tools/call the PDP decides on.
 type toolCall struct {
 	name string
@@ -207,8 +142,8 @@ type toolCall struct {
 // parseToolCall reads a tools/call's params; anything but a tool name
 // and an object of arguments is an error (and so a deny).
 func parseToolCall(whole []byte, params json.RawMessage) (toolCall, error) {
-	if k := repeatedKey(whole); k != "" {
-		return toolCall{}, fmt.Errorf("the key %q appears twice in one object (keys are compared without case), so the server might read another call than the one decided", k)
+	if err := api.DuplicateKeys(whole); err != nil {
+		return toolCall{}, fmt.Errorf("%w, so the server might read another call than the one decided", err)
 	}
 	fields, isObject, err := objectFields(params)
 	if err != nil || !isObject {

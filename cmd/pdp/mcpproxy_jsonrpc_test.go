@@ -17,6 +17,7 @@ func TestClassifyLine(t *testing.T) {
 		"a method key in upper case":     {`{"jsonrpc":"2.0","id":1,"METHOD":"tools/call"}`, rpcToolCall},
 		"a method key with a Kelvin K":   {`{"jsonrpc":"2.0","id":1,"method":"x","params":{},"\u212aey":1,"key":2}`, rpcAmbiguous},
 		"a method twice":                 {`{"method":"tools/call","method":"ping"}`, rpcAmbiguous},
+		"a params key with a long s":     {`{"id":1,"method":"tools/call","params":{},"param\u017f":{}}`, rpcAmbiguous},
 		"a method twice but for case":    {`{"method":"ping","Method":"tools/call"}`, rpcAmbiguous},
 		"two messages on a line":         {`{"method":"ping"} {"method":"tools/call"}`, rpcUnparsable},
 		"NaN":                            {`{"method":"tools/call","params":{"arguments":{"n":NaN}}}`, rpcUnparsable},
@@ -51,6 +52,8 @@ func TestParseToolCall(t *testing.T) {
 		"an argument twice but case":  {`{"id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":"/w/a","PATH":"/etc/shadow"}}}`, false},
 		"a deep key twice":            {`{"id":1,"method":"tools/call","params":{"name":"read","arguments":{"o":[{"a":1,"a":2}]}}}`, false},
 		"a name key twice":            {`{"id":1,"method":"tools/call","params":{"name":"read","Name":"delete"}}`, false},
+		"an argument with a long s":   {`{"id":1,"method":"tools/call","params":{"name":"read","arguments":{"source":"/w/a","\u017fource":"/etc/shadow"}}}`, false},
+		"a Kelvin sign deep down":     {`{"id":1,"method":"tools/call","params":{"name":"read","arguments":{"o":[{"key":1,"\u212aey":2}]}}}`, false},
 		"the same key in two objects": {`{"id":1,"method":"tools/call","params":{"name":"read","arguments":{"a":{"name":1},"b":{"name":2}}}}`, true},
 	}
 	for name, tc := range cases {
