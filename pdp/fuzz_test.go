@@ -15,7 +15,8 @@ import (
 // and the real policy. Whenever the answer carries a fingerprint, an
 // independent check must agree: the text is exactly one simple command
 // — no operator, redirection, assignment, substitution or keyword — whose
-// first two words are plain literals, and the fingerprint is those words.
+// first two words are plain literals, and the fingerprint is those words
+// (the second quoted when it holds white space).
 func FuzzGrantability(f *testing.F) {
 	for _, seed := range bypasses {
 		f.Add(seed)
@@ -40,10 +41,19 @@ func FuzzGrantability(f *testing.F) {
 		if !ok {
 			t.Fatalf("%q got fingerprint %q but is not one plain command", cmd, *d.Fingerprint)
 		}
-		if *d.Fingerprint != strings.TrimSpace(w0+" "+w1) {
+		if *d.Fingerprint != strings.TrimSpace(w0+" "+fingerprintArg(w1)) {
 			t.Fatalf("%q: fingerprint %q, words %q %q", cmd, *d.Fingerprint, w0, w1)
 		}
 	})
+}
+
+// fingerprintArg is a second word as a fingerprint names it: quoted as
+// the shell would quote it when it holds white space.
+func fingerprintArg(w string) string {
+	if !strings.ContainsAny(w, " \t\n\f\r") { // RE2's \s, as the policy tests it
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
 
 // plainCommand is the independent check: it re-parses the command and

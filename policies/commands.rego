@@ -79,64 +79,49 @@ prefix_candidates(argv, k) := {concat(" ", array.concat([name], array.slice(argv
 }
 
 # possible_match is a deny or ask rule of the layer that argv may match
-# once its expansions are done: each word is the rule's or not literal,
-# and at least one is not literal. Scanned only for such commands.
+# once its expansions are done. A word that is not literal may expand to
+# any number of words, or be joined to its neighbours (c='git push'; $c,
+# {git,push}, git${IFS}push), so from the first such word on anything
+# may follow: a rule may match when the literal words before it are the
+# rule's first words and the rule has more. A command whose program word
+# is not literal (and the opaque commands the shell facts give for what
+# they could not read) may match every deny and ask rule.
 possible_match(layer, argv, literal) := hits[0] if {
-	some i in numbers.range(0, min([count(argv), command_words[layer]]) - 1)
-	literal[i] == false
+	i := first_dynamic(literal)
 	hits := [{"prefix": prefix, "action": action, "layer": layer} |
 		some prefix, action in command_tables[layer]
 		rank(action) >= 2
 		words := split(prefix, " ")
-		count(words) <= count(argv)
-		every j, w in words {
-			word_may_be(argv, literal, j, w)
+		i < count(words)
+		every j, w in array.slice(words, 0, i) {
+			word_is(argv, j, w)
 		}
 	]
 }
 
-word_may_be(_, literal, j, _) if literal[j] == false
-
-word_may_be(argv, literal, 0, w) if {
-	literal[0] == true
-	w in program_names(argv[0])
+first_dynamic(literal) := min(dynamic) if {
+	dynamic := [i | some i, l in literal; l == false]
+	count(dynamic) > 0
 }
 
-word_may_be(argv, literal, j, w) if {
+word_is(argv, 0, w) if w in program_names(argv[0])
+
+word_is(argv, j, w) if {
 	j > 0
-	literal[j] == true
 	argv[j] == w
 }
 
 # command_views are the word lists a command may run: its own and, for
 # a wrapper (env, sudo, timeout, xargs, …), every suffix, since a prefix
-# cannot know which of a wrapper's words are its own options.
-command_views(cmd) := array.concat(
-	array.concat([cmd], [{"argv": array.slice(cmd.argv, i, n), "literal": array.slice(cmd.literal, i, n)} |
-		n := count(cmd.argv)
-		n > 1
-		listed(cmd.argv[0], shell_wrappers)
-		some i in numbers.range(1, n - 1)
-	]),
-	split_string_views(cmd),
-)
-
-# split_string_views: a wrapper's word that carries a whole command line
-# of its own — env's -S"…" or --split-string=… — runs that line split at
-# white space; each of its suffixes is a view too.
-split_string_views(cmd) := [{"argv": array.slice(words, i, count(words)), "literal": [true | some _ in array.slice(words, i, count(words))]} |
-	count(cmd.argv) > 1
+# cannot know which of a wrapper's words are its own options. What a
+# wrapper runs from a line of its own (env -S) the shell facts give as a
+# command of its own.
+command_views(cmd) := array.concat([cmd], [{"argv": array.slice(cmd.argv, i, n), "literal": array.slice(cmd.literal, i, n)} |
+	n := count(cmd.argv)
+	n > 1
 	listed(cmd.argv[0], shell_wrappers)
-	some w in array.slice(cmd.argv, 1, count(cmd.argv))
-	line := split_string(w)
-	words := [x | some x in split(trim_space(line), " "); x != ""]
-	count(words) > 0
-	some i in numbers.range(0, count(words) - 1)
-]
-
-split_string(w) := substring(w, 2, -1) if startswith(w, "-S")
-
-split_string(w) := substring(w, 15, -1) if startswith(w, "--split-string=")
+	some i in numbers.range(1, n - 1)
+])
 
 # view_stop is the deny or ask a layer's rules give one view: the longest
 # prefix's action when it is deny or ask, else an ask for a deny or ask
@@ -221,24 +206,32 @@ part_fingerprint(p) := p.argv[0] if {
 	count(p.argv) == 1
 	fingerprint_word(p.argv[0])
 	not part_ungrantable(p.argv[0])
-} else := concat(" ", array.slice(p.argv, 0, 2)) if {
+} else := concat(" ", [p.argv[0], fingerprint_arg(p.argv[1])]) if {
 	plain_part(p)
 	count(p.argv) > 1
 	p.literal[1] == true
 	fingerprint_word(p.argv[0])
-	fingerprint_word(p.argv[1])
 	second_word_grantable(p.argv)
 	not part_ungrantable(p.argv[0])
 	not risky_view(p) # git branch -D is more than a grant for "git branch" names
 }
 
-# fingerprint_word: a word a fingerprint can name without ambiguity. A
-# word with a space or other white space in it ('git status' quoted as one
-# program name) would read as two words, so it is never grantable.
+# fingerprint_word: a program word a fingerprint can name without
+# ambiguity. A program word with a space or other white space in it ('git
+# status' quoted as one program name) would read as two words, so it is
+# never grantable.
 fingerprint_word(w) if {
 	w != ""
 	not regex.match(`\s`, w)
 }
+
+# fingerprint_arg is the second word as a fingerprint names it: as it is,
+# or, when it holds white space, single-quoted as the shell would quote it
+# (echo 'hello world'), so that it never equals the fingerprint of two
+# words (echo hello).
+fingerprint_arg(w) := w if {
+	fingerprint_word(w)
+} else := sprintf("'%s'", [replace(w, "'", `'\''`)]) if w != ""
 
 second_word_grantable(argv) if not startswith(argv[1], "-")
 
@@ -314,7 +307,26 @@ command_denied := denied[0] if {
 command_asked := asked[0] if {
 	asked := [v | some v in part_verdicts; v.decision == "ask"]
 	count(asked) > 0
+} else := unread_verdict
+
+# unread_verdict: a shell command that could not be parsed (or is over a
+# limit) may be any command, so every deny and ask rule may match it.
+unread_verdict := {
+	"decision": "ask", "rule": m.prefix,
+	"reason": sprintf("The command could not be read (%s), so it may be one the %s command rule %q %s: a person decides.", [unread_why, m.layer, m.prefix, stop_verb[rule_stop(m.prefix, m.layer)]]),
+} if {
+	capability == "shell.exec"
+	not shell_parsed
+	found := [m | some layer in command_layers; m := possible_match(layer, ["<unread command>"], [false])]
+	count(found) > 0
+	m := found[0]
 }
+
+shell_parsed if input.shell.parsed == true
+
+default unread_why := "no shell facts"
+
+unread_why := input.shell.error if is_string(input.shell.error)
 
 # parts_allowed: every part is allowed by a command rule or a grant.
 parts_allowed if {

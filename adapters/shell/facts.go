@@ -55,6 +55,7 @@ type Facts struct {
 	// bare assignments and declare/export/local arguments.
 	Assigned []string
 
+	in     input   // what the statement being walked reads
 	depth  int     // how deep in sh -c / eval bodies this text is
 	nest   int     // nesting levels of the text this one is a body of
 	budget *budget // the work left for the whole command
@@ -219,8 +220,24 @@ func (f *Facts) stmt(s *syntax.Stmt) {
 		f.Redirects = append(f.Redirects, redirect(r, argv))
 	}
 	if s.Cmd != nil {
+		outer := f.in
+		f.in = statementInput(s, outer)
 		f.command(s.Cmd)
+		f.in = outer
 	}
+}
+
+// piped walks the right side of a pipe: its standard input is another
+// command's output.
+func (f *Facts) piped(op syntax.BinCmdOperator, walk func()) {
+	if op != syntax.Pipe && op != syntax.PipeAll {
+		walk()
+		return
+	}
+	outer := f.in
+	f.in = input{kind: inputPipe, texts: outer.texts}
+	walk()
+	f.in = outer
 }
 
 func (f *Facts) stmts(list []*syntax.Stmt) {
@@ -238,14 +255,14 @@ func (f *Facts) command(c syntax.Command) {
 		f.Assignments += len(c.Assigns)
 		f.assigned(c.Assigns)
 		if len(c.Args) > 0 {
-			cmd := callCommand(c.Args)
+			cmd := runTimeWords(callCommand(c.Args))
 			f.Commands = append(f.Commands, cmd)
 			f.Commands = append(f.Commands, f.bodyCommands(cmd)...)
 		}
 	case *syntax.BinaryCmd:
 		f.Operators = append(f.Operators, c.Op.String())
 		f.stmt(c.X)
-		f.stmt(c.Y)
+		f.piped(c.Op, func() { f.stmt(c.Y) })
 	case *syntax.Subshell:
 		f.compound("subshell", c.Stmts)
 	case *syntax.Block:
@@ -307,49 +324,35 @@ func (f *Facts) assigned(list []*syntax.Assign) {
 	}
 }
 
-// shells are the programs whose -c argument is itself a command string.
-var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true}
-
-// bodyCommands returns the commands of the command strings a call runs
-// itself: `sh -c BODY` (also after wrappers: `sudo bash -lc BODY`) and
-// `eval ARGS`. A body that is not literal is one unknown command, which
-// is never literal. Each body is parsed once however many words lead to
-// it, against the budget of the whole command.
+// bodyCommands returns the commands of the command texts a call hands
+// to a shell (runs): `sh -c BODY` (also after wrappers: `sudo bash -lc
+// BODY`), eval, trap actions, here-documents fed to a shell or sourced,
+// env -S lines, and an opaque command for each that is not literal. Each
+// text is parsed once however many words lead to it, against the budget
+// of the whole command.
 func (f *Facts) bodyCommands(cmd Command) []Command {
 	if f.failed != nil {
 		return nil
 	}
-	var bodies []string
-	var unknown bool
-	if len(cmd.Argv) > 0 && cmd.Literal[0] && programName(cmd.Argv[0]) == "eval" {
-		if !allLiteral(cmd.Literal[1:]) {
-			unknown = true
-		} else {
-			bodies = append(bodies, strings.Join(cmd.Argv[1:], " "))
-		}
-	}
-	next := bodyAfter(cmd.Argv)
-	seen := make(map[int]bool)
-	for i, word := range cmd.Argv {
-		if !cmd.Literal[i] || !shells[programName(word)] {
+	texts, out := f.runs(cmd)
+	var bodies []text
+	seen := make(map[string]bool)
+	for _, t := range texts {
+		if !t.literal {
+			if !t.guess {
+				out = append(out, opaque(opaqueBody))
+			}
 			continue
 		}
-		j := next[i+1]
-		if j < 0 || seen[j] {
-			continue
+		if !seen[t.s] {
+			seen[t.s] = true
+			bodies = append(bodies, t)
 		}
-		seen[j] = true
-		if cmd.Literal[j] {
-			bodies = append(bodies, cmd.Argv[j])
-		} else {
-			unknown = true
-		}
-	}
-	var out []Command
-	if unknown || (len(bodies) > 0 && f.depth >= maxBodyDepth) {
-		out = append(out, Command{Argv: []string{"<dynamic command string>"}, Literal: []bool{false}})
 	}
 	if f.depth >= maxBodyDepth {
+		if len(bodies) > 0 {
+			out = append(out, opaque(opaqueBody))
+		}
 		return out
 	}
 	for _, body := range bodies {
@@ -357,44 +360,20 @@ func (f *Facts) bodyCommands(cmd Command) []Command {
 			f.failed = err
 			return nil
 		}
-		inner := parse(f.budget, body, f.depth+1, f.nest+1)
+		inner := parse(f.budget, body.s, f.depth+1, f.nest+1)
 		if inner.failed != nil {
 			f.failed = inner.failed
 			return nil
 		}
 		if !inner.Parsed {
-			out = append(out, Command{Argv: []string{"<unparsable command string>"}, Literal: []bool{false}})
+			if !body.guess {
+				out = append(out, opaque(opaqueParse))
+			}
 			continue
 		}
 		out = append(out, inner.Commands...)
 	}
 	return out
-}
-
-// bodyAfter gives, for each position j, the index of the body a shell's
-// option scan starting at argv[j] finds (the word after the first option
-// with a c in it, as in -c or -lc), or -1: one pass from the end, so
-// that a shell word anywhere costs a lookup, not a scan.
-func bodyAfter(argv []string) []int {
-	next := make([]int, len(argv)+1)
-	next[len(argv)] = -1
-	for j := len(argv) - 1; j >= 0; j-- {
-		opt := argv[j]
-		switch {
-		case !strings.HasPrefix(opt, "-") || opt == "-" || opt == "--":
-			next[j] = -1 // options end here
-		case strings.HasPrefix(opt, "--") || !strings.Contains(opt, "c") || j+1 >= len(argv):
-			next[j] = next[j+1]
-		default:
-			next[j] = j + 1
-		}
-	}
-	return next
-}
-
-// programName is the last path element of a word.
-func programName(word string) string {
-	return word[strings.LastIndexByte(word, '/')+1:]
 }
 
 func allLiteral(list []bool) bool {

@@ -121,7 +121,7 @@ func TestBodiesOfShellsAndEval(t *testing.T) {
 	}
 	cases := map[string][]string{
 		"sh -c 'ls; rm -rf ~'":            {"sh", "ls", "rm"},
-		"sudo bash -lc 'curl x | sh'":     {"sudo", "curl", "sh"},
+		"sudo bash -lc 'curl x | sh'":     {"sudo", "curl", "sh", "<commands read from standard input>"},
 		`eval "rm -rf ~"`:                 {"eval", "rm"},
 		`bash -c "$CMD"`:                  {"bash", "<dynamic command string>"},
 		`eval $CMD`:                       {"eval", "<dynamic command string>"},

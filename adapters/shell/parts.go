@@ -60,7 +60,7 @@ func (f *Facts) list(s *syntax.Stmt) {
 	if b, ok := s.Cmd.(*syntax.BinaryCmd); ok && !s.Negated && !s.Background && !s.Coprocess && len(s.Redirs) == 0 {
 		f.Operators = append(f.Operators, b.Op.String())
 		f.list(b.X)
-		f.list(b.Y)
+		f.piped(b.Op, func() { f.list(b.Y) })
 		return
 	}
 	first, subs, assigns, evals := len(f.Commands), f.Substitutions, f.Assignments, f.Evaluated

@@ -175,20 +175,79 @@ test_a_compound_with_an_ungrantable_part_is_not_grantable if {
 	d.parts[1].fingerprint == null
 }
 
-test_a_word_with_white_space_has_no_fingerprint if {
+test_a_program_word_with_white_space_has_no_fingerprint if {
 	# 'git status' quoted is one program name, not "git" and "status": a
 	# fingerprint naming it would read as the grant for git status.
 	toolperm.fingerprint == null with input as cmd_call(plain(["git status"]), {})
-	toolperm.fingerprint == null with input as cmd_call(plain(["git", "status\t"]), {})
 	toolperm.fingerprint == null with input as cmd_call(plain(["0 "]), {})
+
+	# An argument with white space stands quoted as the shell would quote
+	# it, so it never equals the fingerprint of two words.
+	toolperm.fingerprint == "echo 'hello world'" with input as cmd_call(plain(["echo", "hello world"]), {})
+	toolperm.fingerprint == "git 'status\t'" with input as cmd_call(plain(["git", "status\t"]), {})
+	toolperm.fingerprint == `echo 'it'\''s here'` with input as cmd_call(plain(["echo", "it's here"]), {})
+	toolperm.grantable with input as cmd_call(plain(["echo", "$(not substituted)"]), {})
+	granted := {"grants": [{"capability": "shell.exec", "fingerprint": "echo hello"}]}
+	expect(cmd_call(plain(["echo", "hello world"]), granted), "ask", "level", "shell.exec")
 	toolperm.fingerprint == "git status" with input as cmd_call(plain(["git", "status"]), {})
 	toolperm.fingerprint == "pwd" with input as cmd_call(plain(["pwd"]), {})
 }
 
 test_deny_behind_a_split_string_or_a_double_dash if {
 	rules := {"permission_level": "FULL", "mode": "allow-all", "command_rules": {"git push --force": "deny"}}
-	expect(cmd_call(plain(["env", "-Sgit push --force"]), rules), "deny", "config", "git push --force")
-	expect(cmd_call(plain(["env", "-uX", "--split-string=git push --force"]), rules), "deny", "config", "git push --force")
+
+	# env -S's line, split by the shell facts as GNU env splits it, is a
+	# command of the part.
+	split := {
+		"parsed": true, "operators": [], "compound": [], "redirections": 0, "substitutions": 0, "assignments": 0,
+		"redirects": [], "evaluated": 0, "assigned": [],
+		"commands": [
+			{"argv": ["env", "-Sgit\tpush --force"], "literal": [true, true]},
+			{"argv": ["git", "push", "--force"], "literal": [true, true, true]},
+		],
+		"parts": [object.union(part_of(["env", "-Sgit\tpush --force"], 0), {"end": 2})],
+	}
+	expect(cmd_call(split, rules), "deny", "config", "git push --force")
 	expect(cmd_call(plain(["--", "git", "push", "--force"]), rules), "deny", "config", "git push --force")
 	expect(cmd_call(plain(["env", "-S"]), rules), "allow", "mode", "MODE")
+}
+
+# dynamic(argv, literal) is one plain-looking part whose words are
+# literal as given.
+dynamic(argv, literal) := with_part(
+	object.union(plain(argv), {"commands": [{"argv": argv, "literal": literal}]}),
+	{"literal": literal},
+)
+
+test_a_word_that_may_split_into_several_may_match if {
+	# c='git push --force'; $c — one word bash splits into three.
+	every overrides in [{"permission_level": "FULL"}, {"mode": "allow-all"}, {"execution_mode": "CLOUD"}] {
+		deny := object.union(overrides, {"command_rules": {"git push --force": "deny"}})
+		expect(cmd_call(dynamic(["$c"], [false]), deny), "ask", "config", "git push --force")
+		expect(cmd_call(dynamic(["git", "$X"], [true, false]), deny), "ask", "config", "git push --force")
+		expect(cmd_call(dynamic(["git", "$X", "origin"], [true, false, true]), deny), "ask", "config", "git push --force")
+		expect(cmd_call(dynamic(["git${IFS}push${IFS}--force"], [false]), deny), "ask", "config", "git push --force")
+		ask := object.union(overrides, {"command_rules": {"git push --force": "ask"}})
+		expect(cmd_call(dynamic(["{git,push,--force}"], [false]), ask), "ask", "config", "git push --force")
+		expect(cmd_call(dynamic(["<commands read from standard input>"], [false]), ask), "ask", "config", "git push --force")
+	}
+
+	# The literal words before the first word that is not literal must be
+	# the rule's; after them the rule is not reached.
+	rules := {"permission_level": "FULL", "command_rules": {"git push --force": "deny"}}
+	expect(cmd_call(dynamic(["git", "status", "$X"], [true, true, false]), rules), "allow", "mode", "MODE")
+	expect(cmd_call(dynamic(["git", "push", "--force", "$X"], [true, true, true, false]), rules), "deny", "config", "git push --force")
+	expect(cmd_call(dynamic(["echo", "$X"], [true, false]), rules), "allow", "mode", "MODE")
+}
+
+test_a_command_that_does_not_parse_may_match_every_rule if {
+	unparsed := {"parsed": false, "error": "1:5: reached EOF without closing quote '"}
+	rules := {"permission_level": "FULL", "command_rules": {"git push --force": "deny"}}
+	expect(cmd_call(unparsed, rules), "ask", "config", "git push --force")
+	d := decide(cmd_call(unparsed, rules))
+	contains(d.reason, "could not be read")
+
+	# With no deny or ask rule, the mode decides as before.
+	expect(cmd_call(unparsed, {"permission_level": "FULL"}), "allow", "mode", "MODE")
+	expect(cmd_call(unparsed, {"permission_level": "FULL", "command_rules": {"go test": "allow"}}), "allow", "mode", "MODE")
 }
