@@ -177,15 +177,33 @@ type Part struct {
 	Rule        *string `json:"rule"`
 }
 
-// Answer is a person's answer to an ask.
+// Answer is a person's answer to an ask. Only a person's channel gives
+// one (POST /v1/decisions/{id}/answer); what a runtime reports is an
+// Outcome, never an Answer.
 type Answer struct {
 	Answer     string    `json:"answer"`
 	Channel    string    `json:"channel"`
 	AnsweredAt time.Time `json:"answered_at"`
 	GrantID    int64     `json:"grant_id,omitempty"`
-	// By names the token that recorded a runtime's report of its own
-	// prompt (an outcome); empty for a person's answer.
-	By string `json:"by,omitempty"`
+	// ReportedBy is never set by this server. Servers from before
+	// outcomes were kept apart recorded a runtime's outcome as an answer
+	// naming the token that reported it here: such an answer is no
+	// person's, and Allows is false for it.
+	ReportedBy string `json:"by,omitempty"`
+}
+
+// Allows says whether a person's answer lets the call run: allow_once,
+// allow_session or allow_project. Anything else, no answer, and a
+// runtime's report read as an answer (ReportedBy) do not.
+func (a *Answer) Allows() bool {
+	if a == nil || a.ReportedBy != "" {
+		return false
+	}
+	switch a.Answer {
+	case AllowOnce, AllowSession, AllowProject:
+		return true
+	}
+	return false
 }
 
 // AnswerRequest is POST /v1/decisions/{id}/answer.
@@ -194,8 +212,33 @@ type AnswerRequest struct {
 	Channel string `json:"channel"`
 }
 
-// Event is one audit event: the decision, the call it answered, and the
-// person's answer once given (GET /v1/decisions/{id}).
+// RuntimeChannel is the channel of an outcome whose runtime names none.
+const RuntimeChannel = "runtime"
+
+// Outcome is what a runtime reported became of an ask it showed in its
+// own prompt (POST /v1/decisions/by-tool-use/{id}/outcome): a record of
+// what the runtime did, kept apart from the person's answer. It is never
+// a permission: the ask stays unanswered until a person answers it, and
+// nothing waiting for a person's answer takes an outcome for one.
+type Outcome struct {
+	// Answer is allow_once (the call ran) or deny (the runtime refused it).
+	Answer string `json:"answer"`
+	// Channel names the runtime ("claude-code"), never a person's channel.
+	Channel string `json:"channel"`
+	// By names the dispatcher token that reported it.
+	By         string    `json:"by"`
+	RecordedAt time.Time `json:"recorded_at"`
+}
+
+// OutcomeRequest is POST /v1/decisions/by-tool-use/{id}/outcome.
+type OutcomeRequest struct {
+	Answer  string `json:"answer"`
+	Channel string `json:"channel,omitempty"`
+}
+
+// Event is one audit event: the decision, the call it answered, the
+// person's answer once given and the runtime's outcome once reported
+// (GET /v1/decisions/{id}).
 type Event struct {
 	Decision
 	Time      time.Time      `json:"time"`
@@ -206,6 +249,8 @@ type Event struct {
 	ToolUseID string         `json:"tool_use_id,omitempty"`
 	LatencyUS int64          `json:"latency_us"`
 	Answer    *Answer        `json:"answer"`
+	// Outcome is what the runtime reported became of the ask, or null.
+	Outcome *Outcome `json:"outcome"`
 }
 
 // ListedEvent is an item of GET /v1/decisions: the event with every

@@ -38,8 +38,12 @@ type (
 	TraceStep = api.TraceStep
 	// Decision is the PDP's answer.
 	Decision = api.Decision
-	// Answer is a person's answer to an ask.
+	// Answer is a person's answer to an ask; Answer.Allows says whether
+	// it lets the call run.
 	Answer = api.Answer
+	// Outcome is what a runtime reported became of an ask: a record,
+	// never a person's answer.
+	Outcome = api.Outcome
 	// Event is a decision as the audit trail keeps it.
 	Event = api.Event
 	// Session is a stored session.
@@ -73,8 +77,8 @@ func (c *Client) Decide(ctx context.Context, r DecideRequest, explain bool) (Dec
 }
 
 // Answer records a person's answer to an ask: AllowOnce, AllowSession
-// (creates a grant; ErrNotGrantable when the call has no fingerprint) or
-// DenyAnswer.
+// or AllowProject (create grants; ErrNotGrantable when the call has no
+// fingerprint) or DenyAnswer.
 func (c *Client) Answer(ctx context.Context, decisionID, answer, channel string) (Event, error) {
 	var ev Event
 	err := c.do(ctx, "POST", "/v1/decisions/"+url.PathEscape(decisionID)+"/answer", api.AnswerRequest{Answer: answer, Channel: channel}, &ev)
@@ -82,7 +86,9 @@ func (c *Client) Answer(ctx context.Context, decisionID, answer, channel string)
 }
 
 // Decision returns one audit event; with wait > 0 an unanswered ask is
-// held until a person answers or the wait ends.
+// held until a person answers or the wait ends. Only ev.Answer is a
+// person's answer; ev.Outcome, a runtime's report, never ends the wait
+// and must never be taken for a permission.
 func (c *Client) Decision(ctx context.Context, decisionID string, wait time.Duration) (Event, error) {
 	var ev Event
 	q := ""

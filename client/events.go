@@ -21,8 +21,11 @@ const (
 	EventReady = "ready"
 	// EventAsk: an ask was made (Decision).
 	EventAsk = "ask"
-	// EventAnswer: an ask was answered (Decision, with its Answer).
+	// EventAnswer: a person answered an ask (Decision, with its Answer).
 	EventAnswer = "answer"
+	// EventOutcome: a runtime reported what became of an ask (Decision,
+	// with its Outcome). It is no answer: the ask stays pending.
+	EventOutcome = "outcome"
 	// EventLevel: a session's permission level changed (Session).
 	EventLevel = "level"
 )
@@ -32,7 +35,8 @@ type LiveEvent struct {
 	// ID is what to pass to Events to resume after this event.
 	ID   string
 	Kind string
-	// Decision is set for ask and answer events, Session for level events.
+	// Decision is set for ask, answer and outcome events, Session for
+	// level events.
 	Decision *Event
 	Session  *Session
 	// Data is the event's JSON as sent.
@@ -145,7 +149,7 @@ func (s *Stream) dispatch(ev LiveEvent, data string) (LiveEvent, error) {
 	ev.Data = json.RawMessage(data)
 	var err error
 	switch ev.Kind {
-	case EventAsk, EventAnswer:
+	case EventAsk, EventAnswer, EventOutcome:
 		ev.Decision = new(Event)
 		err = json.Unmarshal(ev.Data, ev.Decision)
 	case EventLevel:
@@ -168,11 +172,16 @@ func (s *Stream) Close() error { return s.body.Close() }
 // RecordOutcome reports what became of an ask the runtime showed in its
 // own prompt, found by the runtime's id of the call (the tool_use_id of
 // the decide request): AllowOnce when the call ran, DenyAnswer when it
-// was refused. A dispatcher may record it only on an unanswered ask of
-// its own sessions (ErrConflict when it is answered or not an ask,
-// ErrNotFound when there is none); it creates no grant.
+// was refused. It is a record of what the runtime did, never a
+// permission: the server keeps it apart from a person's answer (the
+// returned Event's Outcome; its Answer stays nil until a person
+// answers), wakes no Decision waiting for an answer and creates no
+// grant. channel names the runtime ("" records "runtime"); a person's
+// channel is ErrBadRequest. A dispatcher may record one outcome per ask
+// of its own sessions (ErrConflict for a second one or a decision that
+// is not an ask, ErrNotFound when there is none).
 func (c *Client) RecordOutcome(ctx context.Context, toolUseID, answer, channel string) (Event, error) {
 	var ev Event
-	err := c.do(ctx, "POST", "/v1/decisions/by-tool-use/"+url.PathEscape(toolUseID)+"/outcome", api.AnswerRequest{Answer: answer, Channel: channel}, &ev)
+	err := c.do(ctx, "POST", "/v1/decisions/by-tool-use/"+url.PathEscape(toolUseID)+"/outcome", api.OutcomeRequest{Answer: answer, Channel: channel}, &ev)
 	return ev, err
 }

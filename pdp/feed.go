@@ -10,9 +10,13 @@ import (
 const (
 	// ChangeAsk: an ask was made; the change carries the decision.
 	ChangeAsk = "ask"
-	// ChangeAnswer: an ask was answered (or its outcome recorded); the
-	// change carries the decision with its answer.
+	// ChangeAnswer: a person answered an ask; the change carries the
+	// decision with its answer.
 	ChangeAnswer = "answer"
+	// ChangeOutcome: a runtime reported what became of an ask; the change
+	// carries the decision with its outcome. It is no answer: the ask
+	// stays pending until a person answers it.
+	ChangeOutcome = "outcome"
 	// ChangeLevel: a session's permission level changed; the change
 	// carries the session as it was after the change.
 	ChangeLevel = "level"

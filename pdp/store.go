@@ -15,10 +15,14 @@ import (
 type (
 	// StoredSession is a session as stored: its settings and owner.
 	StoredSession = api.Session
-	// DecisionEvent is one audit event with the person's answer, if any.
+	// DecisionEvent is one audit event with the person's answer and the
+	// runtime's outcome, if any.
 	DecisionEvent = api.Event
 	// Answer is a person's answer to an ask.
 	Answer = api.Answer
+	// Outcome is what a runtime reported became of an ask: a record, kept
+	// apart from the person's answer, never a permission.
+	Outcome = api.Outcome
 	// StoredGrant is a grant as stored on the root of a session tree.
 	StoredGrant = api.Grant
 	// AccessEvent is a request refused by access control.

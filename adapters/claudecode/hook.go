@@ -60,10 +60,11 @@ func ReadEvent(r io.Reader) (Event, error) {
 	return ev, nil
 }
 
-// Outcome is what an event after the call says became of it, as an
-// answer to the call's ask: the tool ran (PostToolUse, also when it then
-// failed: PostToolUseFailure), so it was allowed once; or Claude Code
-// refused it (PermissionDenied). "" for PreToolUse and anything else.
+// Outcome is what an event after the call says became of it, recorded
+// as the outcome of the call's ask (a record of what Claude Code did,
+// never a person's answer): the tool ran (PostToolUse, also when it then
+// failed: PostToolUseFailure), allow_once; or Claude Code refused it
+// (PermissionDenied), deny. "" for PreToolUse and anything else.
 func (ev Event) Outcome() string {
 	switch ev.HookEventName {
 	case PostToolUse, PostToolUseFailure:

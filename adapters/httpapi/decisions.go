@@ -16,7 +16,8 @@ const (
 )
 
 // getDecision returns one audit event with its answer; ?wait=30s holds
-// an unanswered ask until a person answers or the wait ends.
+// an unanswered ask until a person answers or the wait ends. Only a
+// person's answer ends the wait: a runtime's outcome is no answer.
 func (s *Server) getDecision(c echo.Context) error {
 	id := c.Param("id")
 	var wait time.Duration
@@ -31,7 +32,7 @@ func (s *Server) getDecision(c echo.Context) error {
 	// Register before reading, so an answer between the read and the
 	// wait is not missed.
 	answered, release := s.waiters.watch(id)
-	defer release()
+	defer func() { release() }()
 	rec, err := s.cfg.Store.Decision(ctx, id)
 	if err != nil {
 		return storeUnavailable(err)
@@ -44,14 +45,26 @@ func (s *Server) getDecision(c echo.Context) error {
 	if wait > 0 && rec.Decision.Decision == pdp.Ask && rec.Answer == nil {
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
-		select {
-		case <-answered:
-			if rec, err = s.cfg.Store.Decision(ctx, id); err != nil {
-				return storeUnavailable(err)
+		for rec.Answer == nil {
+			select {
+			case <-answered:
+				// Woken without an answer (none is sent for an outcome,
+				// but nothing else is taken for one either): wait on.
+				release()
+				answered, release = s.waiters.watch(id)
+				if rec, err = s.cfg.Store.Decision(ctx, id); err != nil {
+					return storeUnavailable(err)
+				}
+			case <-timer.C:
+				// The record as it is when the wait ends (an outcome
+				// recorded meanwhile included).
+				if rec, err = s.cfg.Store.Decision(ctx, id); err != nil {
+					return storeUnavailable(err)
+				}
+				return c.JSON(http.StatusOK, rec)
+			case <-ctx.Done():
+				return ctx.Err()
 			}
-		case <-timer.C:
-		case <-ctx.Done():
-			return ctx.Err()
 		}
 	}
 	return c.JSON(http.StatusOK, rec)

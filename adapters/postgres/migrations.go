@@ -29,6 +29,7 @@ CREATE INDEX decisions_session_source_decision ON decisions(session_id, source, 
 INSERT INTO change_counter (last) VALUES (0);
 `,
 	4: schema.CommandRulesAndProjects,
+	5: types.Render(schema.Outcomes),
 }
 
 // types are PostgreSQL's words for the schema's column types.

@@ -49,3 +49,23 @@ func newDatabase(t testing.TB, cluster string) string {
 	u.Path = "/" + name
 	return u.String()
 }
+
+// TestOutcomesRecordedAsAnswersMoveApart: migration 5 moves the outcomes
+// earlier versions recorded as answers to the outcome columns.
+func TestOutcomesRecordedAsAnswersMoveApart(t *testing.T) {
+	db := newDatabase(t, pgtest.Start(t))
+	s, err := postgres.Open(t.Context(), db, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	conn, err := pgx.Connect(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	storetest.OutcomesMoved(t, s, func(ctx context.Context, sql string) error {
+		_, err := conn.Exec(ctx, sql)
+		return err
+	})
+}

@@ -34,10 +34,11 @@ CREATE INDEX IF NOT EXISTS decisions_session_source_decision ON decisions(sessio
 `,
 	// What each decision was judged on, for pdp replay; NULL for events
 	// from before it (or over pdp.MaxRecordedBytes): not replayable.
-	6: `ALTER TABLE decisions ADD COLUMN recorded BLOB;`,
-	7: types.Render(schema.CallsAndChanges),
-	8: schema.PathRules,
-	9: schema.CommandRulesAndProjects,
+	6:  `ALTER TABLE decisions ADD COLUMN recorded BLOB;`,
+	7:  types.Render(schema.CallsAndChanges),
+	8:  schema.PathRules,
+	9:  schema.CommandRulesAndProjects,
+	10: types.Render(schema.Outcomes),
 }
 
 // types are SQLite's words for the schema's column types: times are text

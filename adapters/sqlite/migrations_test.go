@@ -1,9 +1,11 @@
 package sqlite
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/toolperm/pdp/internal/storetest"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -50,4 +52,14 @@ func TestOldTimesAreRewrittenInTimeOrder(t *testing.T) {
 	if !list[0].Time.Equal(time.Date(2026, 11, 29, 10, 0, 16, 123456789, time.UTC)) {
 		t.Fatalf("read back %v", list[0].Time)
 	}
+}
+
+// TestOutcomesRecordedAsAnswersMoveApart: migration 10 moves the
+// outcomes earlier versions recorded as answers to the outcome columns.
+func TestOutcomesRecordedAsAnswersMoveApart(t *testing.T) {
+	s := openTemp(t, Options{})
+	storetest.OutcomesMoved(t, s, func(ctx context.Context, sql string) error {
+		_, err := s.write.ExecContext(ctx, sql)
+		return err
+	})
 }

@@ -69,11 +69,13 @@ tool that may touch files is denied.
 When PreToolUse answered ask and the person allowed the call in Claude
 Code's own prompt, Claude Code runs it and then sends PostToolUse (or
 PostToolUseFailure) with the same tool_use_id: the hook records that
-answer on the ask — allow_once, channel claude-code, naming the token —
+outcome on the ask — allow_once, channel claude-code, naming the token —
 so the audit trail shows the call ran. PermissionDenied (Claude Code's
 rules or auto mode refused the call) records deny. These events print
-nothing and never fail; an ask already answered, or a call the PDP did
-not ask about, is left as it is. A record creates no grant.
+nothing and never fail; an ask with an outcome already, or a call the
+PDP did not ask about, is left as it is. An outcome is a record, apart
+from a person's answer: it creates no grant, the ask stays pending in
+the PDP's inbox, and --wait never takes it for an answer.
 
 Install it for every tool in .claude/settings.json:
 
@@ -165,25 +167,28 @@ func hookServer(ctx context.Context, f hookFlags, ev claudecode.Event) (string, 
 	}
 	waitCtx, cancel := context.WithTimeout(context.Background(), f.wait+5*time.Second)
 	defer cancel()
+	// Only a person's answer decides here; a runtime's outcome on the ask
+	// (answered.Outcome) is a record of what a runtime did, never a
+	// permission, so without an answer Claude Code's own prompt asks.
 	answered, err := c.Decision(waitCtx, d.DecisionID, f.wait)
-	if err != nil || answered.DecisionID != d.DecisionID || answered.Answer == nil {
+	if err != nil || answered.DecisionID != d.DecisionID || answered.Answer == nil || answered.Answer.ReportedBy != "" {
 		return client.Ask, hookReason(d.Reason, d.Rule, d.DecisionID), nil
 	}
-	switch answered.Answer.Answer {
-	case client.AllowOnce, client.AllowSession:
-		return client.Allow, fmt.Sprintf("toolperm: allowed by a person (%s, %s) — decision %s", answered.Answer.Channel, answered.Answer.Answer, d.DecisionID), nil
+	if a := answered.Answer; a.Allows() {
+		return client.Allow, fmt.Sprintf("toolperm: allowed by a person (%s, %s) — decision %s", a.Channel, a.Answer, d.DecisionID), nil
 	}
 	return client.Deny, fmt.Sprintf("toolperm: denied by a person (%s) — decision %s", answered.Answer.Channel, d.DecisionID), nil
 }
 
-// outcomeChannel is the channel an answer given in Claude Code's own
-// prompt is recorded with.
+// outcomeChannel is the runtime's channel the outcome of an ask shown in
+// Claude Code's own prompt is recorded with.
 const outcomeChannel = "claude-code"
 
 // recordClaudeCodeOutcome records what an event after the call says
 // became of its ask. It is only a record: it prints nothing and never
-// fails the hook; a call the PDP did not ask about, or an ask already
-// answered, is left as it is, and anything else is said on stderr.
+// fails the hook; a call the PDP did not ask about, or an ask with an
+// outcome already, is left as it is, and anything else is said on
+// stderr.
 func recordClaudeCodeOutcome(cmd *cobra.Command, f hookFlags, ev claudecode.Event) {
 	if f.local || ev.ToolUseID == "" {
 		return // no server keeps the ask, or nothing names it

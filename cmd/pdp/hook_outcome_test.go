@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/client"
@@ -77,7 +80,10 @@ func withToolUse(t *testing.T, name, id string) string {
 	return string(raw)
 }
 
-func TestClaudeCodeHookRecordsTheAnswerGivenInClaudeCode(t *testing.T) {
+// TestClaudeCodeHookRecordsTheOutcomeOfItsPrompt: an ask answered in
+// Claude Code's own prompt is recorded as the ask's outcome, apart from
+// a person's answer: the ask stays pending in the PDP.
+func TestClaudeCodeHookRecordsTheOutcomeOfItsPrompt(t *testing.T) {
 	srv := securedTestServer(t)
 	ctx := context.Background()
 	person := client.New(srv.URL, client.WithToken("u-secret"))
@@ -101,11 +107,14 @@ func TestClaudeCodeHookRecordsTheAnswerGivenInClaudeCode(t *testing.T) {
 		t.Fatalf("PostToolUse printed %q, %q", stdout, stderr)
 	}
 	got, err := person.Decision(ctx, ask.DecisionID, 0)
-	if err != nil || got.Answer == nil {
+	if err != nil || got.Outcome == nil {
 		t.Fatalf("after PostToolUse: %+v %v", got, err)
 	}
-	if a := got.Answer; a.Answer != client.AllowOnce || a.Channel != "claude-code" || a.By != "runtime" || a.GrantID != 0 {
-		t.Fatalf("the recorded answer: %+v", a)
+	if o := got.Outcome; o.Answer != client.AllowOnce || o.Channel != "claude-code" || o.By != "runtime" || o.RecordedAt.IsZero() {
+		t.Fatalf("the recorded outcome: %+v", o)
+	}
+	if got.Answer != nil {
+		t.Fatalf("the outcome was recorded as a person's answer: %+v", got.Answer)
 	}
 	// A record, not a permission: no grant, and the same call still asks.
 	if grants, err := person.Grants().List(ctx, got.SessionID); err != nil || len(grants) != 0 {
@@ -121,8 +130,8 @@ func TestClaudeCodeHookRecordsTheAnswerGivenInClaudeCode(t *testing.T) {
 		t.Fatalf("a second PostToolUse printed %q, %q", stdout, stderr)
 	}
 	again, _ := person.Decision(ctx, ask.DecisionID, 0)
-	if !again.Answer.AnsweredAt.Equal(got.Answer.AnsweredAt) {
-		t.Fatalf("the answer changed: %+v", again.Answer)
+	if again.Outcome == nil || *again.Outcome != *got.Outcome || again.Answer != nil {
+		t.Fatalf("the outcome changed: %+v (answer %+v)", again.Outcome, again.Answer)
 	}
 	runtime := client.New(srv.URL, client.WithToken("d-secret"))
 	if _, err := runtime.RecordOutcome(ctx, ask.ToolUseID, client.DenyAnswer, "claude-code"); !errors.Is(err, client.ErrConflict) {
@@ -155,14 +164,14 @@ func TestClaudeCodeOutcomeIsOnlyARecord(t *testing.T) {
 	if _, err := other.RecordOutcome(ctx, "toolu_mine", client.AllowOnce, "claude-code"); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("a foreign record: %v", err)
 	}
-	// Even when its own call has the same id, only its own ask is
-	// answered.
+	// Even when its own call has the same id, only its own ask gets the
+	// outcome.
 	theirs := ask(other, "cc:theirs", "toolu_mine")
 	if ev, err := other.RecordOutcome(ctx, "toolu_mine", client.DenyAnswer, "claude-code"); err != nil || ev.DecisionID != theirs.DecisionID {
 		t.Fatalf("its own ask: %+v %v", ev, err)
 	}
-	if ev, _ := person.Decision(ctx, mine.DecisionID, 0); ev.Answer != nil {
-		t.Fatalf("the foreign dispatcher answered the runtime's ask: %+v", ev.Answer)
+	if ev, _ := person.Decision(ctx, mine.DecisionID, 0); ev.Answer != nil || ev.Outcome != nil {
+		t.Fatalf("the foreign dispatcher recorded on the runtime's ask: %+v / %+v", ev.Answer, ev.Outcome)
 	}
 	// Only allow_once or deny; never a grant.
 	if _, err := runtime.RecordOutcome(ctx, "toolu_mine", client.AllowSession, "claude-code"); !errors.Is(err, client.ErrBadRequest) {
@@ -193,8 +202,8 @@ func TestClaudeCodeOutcomeIsOnlyARecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ev := range page.Decisions {
-		if ev.ToolUseID == "toolu_refused" && (ev.Answer == nil || ev.Answer.Answer != client.DenyAnswer || ev.Answer.By != "runtime") {
-			t.Fatalf("after PermissionDenied: %+v", ev.Answer)
+		if ev.ToolUseID == "toolu_refused" && (ev.Answer != nil || ev.Outcome == nil || ev.Outcome.Answer != client.DenyAnswer || ev.Outcome.By != "runtime") {
+			t.Fatalf("after PermissionDenied: answer %+v, outcome %+v", ev.Answer, ev.Outcome)
 		}
 	}
 	// With --local there is no server to record at: nothing happens.
@@ -209,7 +218,7 @@ func TestClaudeCodeOutcomeIsOnlyARecord(t *testing.T) {
 
 // The README's Claude Code settings register the hook for PreToolUse and
 // PostToolUse; run as written, an ask answered in Claude Code's prompt
-// ends up answered in the audit trail.
+// ends up with its outcome in the audit trail.
 func TestREADMEClaudeCodeSettings(t *testing.T) {
 	block := readmeBlock(t, "### Claude Code", "json")
 	var settings struct {
@@ -260,7 +269,163 @@ func TestREADMEClaudeCodeSettings(t *testing.T) {
 		}
 	}
 	page, err := client.New(srv.URL, client.WithToken("u-secret")).Decisions(context.Background(), client.Filter{Decision: client.Ask, Limit: 1})
-	if err != nil || len(page.Decisions) != 1 || page.Decisions[0].Answer == nil || page.Decisions[0].Answer.Channel != "claude-code" {
+	if err != nil || len(page.Decisions) != 1 || page.Decisions[0].Outcome == nil || page.Decisions[0].Outcome.Channel != "claude-code" {
 		t.Fatalf("the ask after the README's hooks ran: %+v %v", page, err)
+	}
+}
+
+// startHookProcess starts `pdp hook claude-code` as runHookProcess does,
+// without waiting: the channel gets its stdout once it exits 0.
+func startHookProcess(t *testing.T, stdin, token string, args ...string) <-chan string {
+	t.Helper()
+	cmd := pdpProcess(append([]string{"hook", "claude-code", "--config", repoConfig}, args...), "PDP_TOKEN="+token, "CLAUDE_PROJECT_DIR=")
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done, exited := make(chan string, 1), make(chan struct{})
+	go func() {
+		defer close(exited)
+		if err := cmd.Wait(); err != nil {
+			done <- fmt.Sprintf("the hook exited with %v: %s", err, errOut.String())
+			return
+		}
+		done <- out.String()
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+	return done
+}
+
+// pendingAsk waits for the ask of the call with toolUseID to be made.
+func pendingAsk(t *testing.T, person *client.Client, toolUseID string) client.Event {
+	t.Helper()
+	for range 200 {
+		page, err := person.Decisions(context.Background(), client.Filter{Decision: client.Ask, Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range page.Decisions {
+			if ev.ToolUseID == toolUseID {
+				return ev.Event
+			}
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("no ask for %s", toolUseID)
+	return client.Event{}
+}
+
+// TestClaudeCodeHookWaitNeverTakesAnOutcomeForAnAnswer: the runtime's
+// own token records allow_once on the ask a `pdp hook claude-code
+// --wait` is parked on. That is a record of what a runtime did, not a
+// person's answer: the hook keeps waiting, and prints what the person
+// answers, or ask when no one does — never allow because of the outcome.
+func TestClaudeCodeHookWaitNeverTakesAnOutcomeForAnAnswer(t *testing.T) {
+	srv := securedTestServer(t)
+	ctx := context.Background()
+	runtime := client.New(srv.URL, client.WithToken("d-secret"))
+	person := client.New(srv.URL, client.WithToken("u-secret"))
+
+	t.Run("a person answers after the outcome", func(t *testing.T) {
+		done := startHookProcess(t, withToolUse(t, "bash_git_status.json", "toolu_parked"), "d-secret", "--url", srv.URL, "--wait", "20s", "--timeout", "25s")
+		ask := pendingAsk(t, person, "toolu_parked")
+		rec, err := runtime.RecordOutcome(ctx, "toolu_parked", client.AllowOnce, "claude-code")
+		if err != nil || rec.Answer != nil || rec.Outcome == nil {
+			t.Fatalf("the outcome: answer %+v, outcome %+v, %v", rec.Answer, rec.Outcome, err)
+		}
+		select {
+		case out := <-done:
+			t.Fatalf("the hook stopped waiting on an outcome: %s", out)
+		case <-time.After(time.Second):
+		}
+		if _, err := person.Answer(ctx, ask.DecisionID, client.DenyAnswer, "desktop"); err != nil {
+			t.Fatalf("the person's answer after the outcome: %v", err)
+		}
+		select {
+		case out := <-done:
+			var a hookAnswer
+			if err := json.Unmarshal([]byte(out), &a); err != nil {
+				t.Fatalf("no answer: %v\n%s", err, out)
+			}
+			if got := a.HookSpecificOutput; got.PermissionDecision != "deny" || !strings.Contains(got.PermissionDecisionReason, "denied by a person (desktop)") {
+				t.Fatalf("after the person's deny: %+v", got)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("the hook did not take the person's answer")
+		}
+	})
+
+	t.Run("no one answers", func(t *testing.T) {
+		done := startHookProcess(t, withToolUse(t, "bash_git_status.json", "toolu_alone"), "d-secret", "--url", srv.URL, "--wait", "2s", "--timeout", "10s")
+		pendingAsk(t, person, "toolu_alone")
+		if _, err := runtime.RecordOutcome(ctx, "toolu_alone", client.AllowOnce, "claude-code"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case out := <-done:
+			if d := hookDecision(t, out); d != "ask" {
+				t.Fatalf("after an outcome and no answer the hook printed %s: %s", d, out)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("the hook did not end its wait")
+		}
+	})
+}
+
+// TestAnOutcomeNeverTakesAPersonsChannel: the runtime names its own
+// channel; a person's is refused, and none is recorded as "runtime".
+func TestAnOutcomeNeverTakesAPersonsChannel(t *testing.T) {
+	srv := securedTestServer(t)
+	ctx := context.Background()
+	runtime := client.New(srv.URL, client.WithToken("d-secret"))
+	d, err := runtime.Decide(ctx, client.DecideRequest{SessionID: "cc:ch", Tool: "Bash", Args: map[string]any{"command": "git status"}, Cwd: "/w", ToolUseID: "toolu_ch"}, false)
+	if err != nil || d.Decision != client.Ask {
+		t.Fatalf("%+v %v", d, err)
+	}
+	for _, channel := range []string{"console", "desktop", "terminal", "cli", "api", "Console", "ᴄonsole", "console ", "a person"} {
+		if _, err := runtime.RecordOutcome(ctx, "toolu_ch", client.AllowOnce, channel); !errors.Is(err, client.ErrBadRequest) {
+			t.Fatalf("channel %q: %v, want a bad request", channel, err)
+		}
+	}
+	ev, err := runtime.RecordOutcome(ctx, "toolu_ch", client.AllowOnce, "")
+	if err != nil || ev.Outcome == nil || ev.Outcome.Channel != "runtime" || ev.Answer != nil {
+		t.Fatalf("no channel: %+v / %+v, %v", ev.Outcome, ev.Answer, err)
+	}
+}
+
+// TestClaudeCodeHookWaitAllowsOnlyAPersonsAllow: what the wait returns
+// decides the hook's answer only when a person gave it. An answer that
+// names the token that reported it (how servers recorded outcomes before
+// they were kept apart) and an outcome beside no answer are no person's:
+// the hook falls back to Claude Code's prompt.
+func TestClaudeCodeHookWaitAllowsOnlyAPersonsAllow(t *testing.T) {
+	cases := map[string]struct {
+		record, want string
+	}{
+		"a person's allow_once":          {`"answer":{"answer":"allow_once","channel":"desktop","answered_at":"2026-11-29T10:00:00Z"},"outcome":null`, "allow"},
+		"a person's allow_project":       {`"answer":{"answer":"allow_project","channel":"console","answered_at":"2026-11-29T10:00:00Z","grant_id":3},"outcome":null`, "allow"},
+		"a person's deny":                {`"answer":{"answer":"deny","channel":"desktop","answered_at":"2026-11-29T10:00:00Z"},"outcome":null`, "deny"},
+		"an outcome, no answer":          {`"answer":null,"outcome":{"answer":"allow_once","channel":"claude-code","by":"runtime","recorded_at":"2026-11-29T10:00:00Z"}`, "ask"},
+		"an outcome read as an answer":   {`"answer":{"answer":"allow_once","channel":"claude-code","answered_at":"2026-11-29T10:00:00Z","by":"runtime"}`, "ask"},
+		"an outcome on a person's label": {`"answer":{"answer":"allow_once","channel":"desktop","answered_at":"2026-11-29T10:00:00Z","by":"runtime"}`, "ask"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == "POST" {
+					_, _ = w.Write([]byte(`{"decision_id":"d1","decision":"ask","need_approval":true,"source":"level","rule":"shell.exec","reason":"asks",` +
+						`"capability":"shell.exec","fingerprint":"git status","grantable":true,"danger":null,"revision":"r1"}`))
+					return
+				}
+				_, _ = w.Write([]byte(`{"decision_id":"d1","decision":"ask",` + tc.record + `}`))
+			}))
+			defer srv.Close()
+			got := runHook(t, payload(t, "bash_git_status.json"), "--url", srv.URL, "--wait", "1s").HookSpecificOutput
+			if got.PermissionDecision != tc.want {
+				t.Fatalf("%s, want %s (%s)", got.PermissionDecision, tc.want, got.PermissionDecisionReason)
+			}
+		})
 	}
 }

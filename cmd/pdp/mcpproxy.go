@@ -394,11 +394,15 @@ func (p *mcpProxy) awaitPerson(ctx context.Context, call toolCall, d client.Deci
 			}
 			continue
 		}
+		// Only a person's answer decides; a runtime's outcome on the ask
+		// (ev.Outcome) is a record, never a permission.
 		a := ev.Answer
 		p.logf("tools/call %s: answered %s (%s), decision %s", call.name, a.Answer, a.Channel, d.DecisionID)
-		switch a.Answer {
-		case client.AllowOnce, client.AllowSession:
+		if a.Allows() {
 			return true, ""
+		}
+		if a.ReportedBy != "" {
+			return false, fmt.Sprintf("toolperm: not run: a runtime's report is no person's answer. %s (rule %s, decision %s)", d.Reason, d.Rule, d.DecisionID)
 		}
 		return false, fmt.Sprintf("toolperm: denied by a person (%s) — decision %s", a.Channel, d.DecisionID)
 	}

@@ -122,8 +122,9 @@ func (d dispatcher) dispatch(ctx context.Context, tool string, args map[string]a
 	case err != nil:
 		return "", fmt.Errorf("waiting for an answer: %w", err)
 	case ev.Answer == nil:
+		// A runtime's outcome (ev.Outcome) is no answer: it never runs a call.
 		return "", fmt.Errorf("no answer within %s: %s", d.wait, dec.Reason)
-	case ev.Answer.Answer == client.AllowOnce || ev.Answer.Answer == client.AllowSession:
+	case ev.Answer.Allows():
 		return runTool(tool, args)
 	}
 	return "", fmt.Errorf("denied by a person (%s)", ev.Answer.Channel)

@@ -136,3 +136,23 @@ ALTER TABLE grants ADD COLUMN workspace TEXT NOT NULL DEFAULT '';
 ALTER TABLE grants ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 CREATE INDEX grants_project ON grants(workspace, owner) WHERE scope = 'project';
 `
+
+// Outcomes keeps what a runtime reports became of an ask apart from the
+// person's answer: an outcome is a record of what the runtime did, never
+// an answer, so the ask stays pending and a person may still answer it.
+const Outcomes = `
+ALTER TABLE decisions ADD COLUMN outcome TEXT;
+ALTER TABLE decisions ADD COLUMN outcome_channel TEXT;
+ALTER TABLE decisions ADD COLUMN outcome_at {time};
+ALTER TABLE decisions ADD COLUMN outcome_by TEXT;
+` + OutcomesFromAnswers
+
+// OutcomesFromAnswers moves the outcomes recorded as answers before
+// Outcomes (those naming the token that reported them, answered_by) to
+// the outcome columns, and the asks they settled back to unanswered:
+// no person answered them.
+const OutcomesFromAnswers = `
+UPDATE decisions SET outcome = answer, outcome_channel = answer_channel, outcome_at = answered_at, outcome_by = answered_by,
+	answer = NULL, answer_channel = NULL, answered_at = NULL, answered_by = NULL
+	WHERE answered_by IS NOT NULL;
+`

@@ -17,21 +17,54 @@ func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) 
 	return s.answer(ctx, id, pdp.Answer{Answer: answer, Channel: channel}, "recording the answer")
 }
 
-// RecordOutcome records what a runtime reports became of an ask (allow_once
-// or deny), naming the token that reported it; it never creates a grant.
-// pdp.ErrConflict when the decision is not an ask or is already answered.
+// RecordOutcome records what a runtime reports became of an ask
+// (allow_once or deny) in the decision's outcome columns, naming the
+// token that reported it. The person's answer is neither set nor read:
+// the ask stays pending, a person may still answer it, and no one waiting
+// for a person's answer is woken. It never creates a grant.
+// pdp.ErrConflict when the decision is not an ask or already has an
+// outcome (a conditional UPDATE, so of two at once exactly one is kept).
 func (s *Store) RecordOutcome(ctx context.Context, id, answer, channel, by string) (pdp.DecisionEvent, error) {
+	const doing = "recording the outcome"
 	if answer != pdp.AllowOnce && answer != pdp.DenyAnswer {
 		return pdp.DecisionEvent{}, fmt.Errorf("outcome %q is not allow_once or deny: %w", answer, pdp.ErrConflict)
 	}
-	return s.answer(ctx, id, pdp.Answer{Answer: answer, Channel: channel, By: by}, "recording the outcome")
+	tx, err := s.Write.Begin(ctx)
+	if err != nil {
+		return pdp.DecisionEvent{}, fmt.Errorf("%s: %w", doing, err)
+	}
+	defer tx.Rollback(context.Background())
+	now := s.Now()
+	n, err := tx.Exec(ctx, `UPDATE decisions SET outcome = ?, outcome_channel = ?, outcome_at = ?, outcome_by = ?
+		WHERE id = ? AND decision = 'ask' AND outcome IS NULL`, answer, channel, s.Time(now), by, id)
+	if err != nil {
+		return pdp.DecisionEvent{}, fmt.Errorf("%s: %w", doing, err)
+	}
+	rec, err := decision(ctx, tx, id)
+	if err != nil {
+		return rec, err
+	}
+	if n == 0 {
+		if rec.Decision.Decision != pdp.Ask {
+			return rec, fmt.Errorf("decision %s was %s, not ask: %w", id, rec.Decision.Decision, pdp.ErrConflict)
+		}
+		return rec, fmt.Errorf("decision %s already has an outcome: %w", id, pdp.ErrConflict)
+	}
+	if err := s.AddChanges(ctx, tx, Change{Time: now, Kind: pdp.ChangeOutcome, SessionID: rec.SessionID, DecisionID: id}); err != nil {
+		return rec, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return rec, fmt.Errorf("%s: %w", doing, err)
+	}
+	return rec, nil
 }
 
-// answer records a in one transaction. The answer is a conditional UPDATE
-// (… WHERE answer IS NULL), so of two answers at once, on any writer,
-// exactly one is recorded: the other is pdp.ErrConflict, as is an answer
-// to a decision that was not an ask. The change log has the answer in
-// the same transaction.
+// answer records a person's answer in one transaction. The answer is a
+// conditional UPDATE (… WHERE answer IS NULL), so of two answers at
+// once, on any writer, exactly one is recorded: the other is
+// pdp.ErrConflict, as is an answer to a decision that was not an ask. An
+// outcome recorded before does not count: it is no answer. The change
+// log has the answer in the same transaction.
 func (s *Store) answer(ctx context.Context, id string, a pdp.Answer, doing string) (pdp.DecisionEvent, error) {
 	tx, err := s.Write.Begin(ctx)
 	if err != nil {
@@ -39,12 +72,8 @@ func (s *Store) answer(ctx context.Context, id string, a pdp.Answer, doing strin
 	}
 	defer tx.Rollback(context.Background())
 	now := s.Now()
-	var by *string
-	if a.By != "" {
-		by = &a.By
-	}
-	n, err := tx.Exec(ctx, `UPDATE decisions SET answer = ?, answer_channel = ?, answered_at = ?, answered_by = ?
-		WHERE id = ? AND decision = 'ask' AND answer IS NULL`, a.Answer, a.Channel, s.Time(now), by, id)
+	n, err := tx.Exec(ctx, `UPDATE decisions SET answer = ?, answer_channel = ?, answered_at = ?
+		WHERE id = ? AND decision = 'ask' AND answer IS NULL`, a.Answer, a.Channel, s.Time(now), id)
 	if err != nil {
 		return pdp.DecisionEvent{}, fmt.Errorf("%s: %w", doing, err)
 	}

@@ -52,8 +52,8 @@ type Store struct {
 	AddChanges func(ctx context.Context, tx Tx, entries ...Change) error
 	// FindRoot finds the root of a session's tree through db.
 	FindRoot func(ctx context.Context, db Conn, id string) (string, error)
-	// Answered, when set, runs in the transaction of an answer or an
-	// outcome, before it commits.
+	// Answered, when set, runs in the transaction of a person's answer,
+	// before it commits (never of a runtime's outcome, which is no answer).
 	Answered func(ctx context.Context, tx Tx, decisionID string) error
 	// Changed, when set, is told after every committed write that changes
 	// a stored session or the grants: what a tree already read holds. A

@@ -14,7 +14,10 @@ type DecisionColumns struct {
 	Answer, Channel         *string
 	AnsweredAt              time.Time
 	GrantID                 *int64
-	ToolUseID, AnsweredBy   *string
+	ToolUseID               *string
+	// The runtime's outcome, kept apart from the person's answer.
+	Outcome, OutcomeChannel, OutcomeBy *string
+	OutcomeAt                          time.Time
 }
 
 // Decision completes rec, scanned from a row, with its other columns.
@@ -28,10 +31,13 @@ func Decision(rec *pdp.DecisionEvent, c DecisionColumns) {
 		rec.Args = map[string]any{}
 	}
 	if c.Answer != nil {
-		rec.Answer = &pdp.Answer{Answer: *c.Answer, Channel: str(c.Channel), AnsweredAt: c.AnsweredAt, By: str(c.AnsweredBy)}
+		rec.Answer = &pdp.Answer{Answer: *c.Answer, Channel: str(c.Channel), AnsweredAt: c.AnsweredAt}
 		if c.GrantID != nil {
 			rec.Answer.GrantID = *c.GrantID
 		}
+	}
+	if c.Outcome != nil {
+		rec.Outcome = &pdp.Outcome{Answer: *c.Outcome, Channel: str(c.OutcomeChannel), By: str(c.OutcomeBy), RecordedAt: c.OutcomeAt}
 	}
 }
 
@@ -45,20 +51,21 @@ func str(s *string) string {
 // DecisionColumnNames are the columns of a decision row ScanDecision
 // reads, in its order.
 const DecisionColumnNames = `id, time, session_id, tool, capability, args, cwd, fingerprint, grantable, decision, source, rule, reason,
-	danger_verdict, danger_by, revision, latency_us, answer, answer_channel, answered_at, grant_id, tool_use_id, answered_by`
+	danger_verdict, danger_by, revision, latency_us, answer, answer_channel, answered_at, grant_id, tool_use_id,
+	outcome, outcome_channel, outcome_at, outcome_by`
 
 // ScanDecision reads a row of DecisionColumnNames, then into extra.
 func ScanDecision(row Row, extra ...any) (pdp.DecisionEvent, error) {
 	var rec pdp.DecisionEvent
 	var c DecisionColumns
-	var t, answeredAt Time
+	var t, answeredAt, outcomeAt Time
 	dest := append([]any{&rec.DecisionID, &t, &rec.SessionID, &rec.Tool, &rec.Capability, &c.Args, &rec.Cwd, &rec.Fingerprint, &rec.Grantable,
 		&rec.Decision.Decision, &rec.Source, &rec.Rule, &rec.Reason, &c.DangerVerdict, &c.DangerBy, &rec.Revision, &rec.LatencyUS,
-		&c.Answer, &c.Channel, &answeredAt, &c.GrantID, &c.ToolUseID, &c.AnsweredBy}, extra...)
+		&c.Answer, &c.Channel, &answeredAt, &c.GrantID, &c.ToolUseID, &c.Outcome, &c.OutcomeChannel, &outcomeAt, &c.OutcomeBy}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return rec, err
 	}
-	rec.Time, c.AnsweredAt = t.T, answeredAt.T
+	rec.Time, c.AnsweredAt, c.OutcomeAt = t.T, answeredAt.T, outcomeAt.T
 	Decision(&rec, c)
 	return rec, nil
 }

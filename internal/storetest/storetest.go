@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/internal/schema"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -441,13 +442,25 @@ func testAnswers(t *testing.T, s Store) {
 }
 
 // wantSettled: an ask answered once (allow_once, deny) takes no other
-// answer, from a person or a runtime, and left its session no grant.
+// answer from a person, and a runtime's outcome recorded after it leaves
+// the answer as it was; it left its session no grant.
 func wantSettled(t *testing.T, s Store, id, session string) {
 	t.Helper()
-	_, err := s.AnswerDecision(t.Context(), id, pdp.DenyAnswer, "console")
+	before, err := s.Decision(t.Context(), id)
+	if err != nil || before.Answer == nil {
+		t.Fatalf("the answered ask = %+v, %v", before.Answer, err)
+	}
+	_, err = s.AnswerDecision(t.Context(), id, pdp.DenyAnswer, "console")
 	wantErr(t, err, pdp.ErrConflict)
-	_, err = s.RecordOutcome(t.Context(), id, pdp.DenyAnswer, "claude-code", "runtime")
-	wantErr(t, err, pdp.ErrConflict)
+	if before.Outcome == nil {
+		if _, err := s.RecordOutcome(t.Context(), id, pdp.AllowOnce, "claude-code", "runtime"); err != nil {
+			t.Fatalf("an outcome after the answer: %v", err)
+		}
+	}
+	after, err := s.Decision(t.Context(), id)
+	if err != nil || after.Answer == nil || *after.Answer != *before.Answer || after.Outcome == nil {
+		t.Fatalf("after another answer and an outcome: %+v / %+v, %v; was %+v", after.Answer, after.Outcome, err, before.Answer)
+	}
 	if grants, _ := s.Grants(t.Context(), session); len(grants) != 0 {
 		t.Fatalf("answering %s once stored grants %+v", id, grants)
 	}
@@ -632,12 +645,16 @@ func testRetention(t *testing.T, s Store) {
 	}
 }
 
+// testOutcomes: a runtime's outcome is kept apart from the person's
+// answer. It answers nothing (the ask stays pending and a person still
+// answers it), is recorded once, never grants, and its change-log entry
+// is an outcome, not an answer.
 func testOutcomes(t *testing.T, s Store) {
 	ctx := t.Context()
 	mustCreate(t, s, pdp.StoredSession{ID: "s"})
-	ask, other := shellAsk("s", 0, "git push"), shellAsk("s", time.Second, "git pull")
+	ask, other, allow := shellAsk("s", 0, "git push"), shellAsk("s", time.Second, "git pull"), event("s", pdp.Allow, 2*time.Second)
 	ask.Request.ToolUseID = "toolu_1"
-	mustRecord(t, s, ask, other)
+	mustRecord(t, s, ask, other, allow)
 	found, err := s.DecisionsByToolUse(ctx, "toolu_1")
 	if err != nil || len(found) != 1 || found[0].DecisionID != ask.Decision.DecisionID || found[0].ToolUseID != "toolu_1" {
 		t.Fatalf("DecisionsByToolUse = %+v, %v", found, err)
@@ -645,16 +662,48 @@ func testOutcomes(t *testing.T, s Store) {
 	if found, err = s.DecisionsByToolUse(ctx, "toolu_none"); err != nil || len(found) != 0 {
 		t.Fatalf("an unknown tool use = %+v, %v", found, err)
 	}
-	_, err = s.RecordOutcome(ctx, ask.Decision.DecisionID, pdp.AllowSession, "claude-code", "runtime")
+	id := ask.Decision.DecisionID
+	_, err = s.RecordOutcome(ctx, id, pdp.AllowSession, "claude-code", "runtime")
 	wantErr(t, err, pdp.ErrConflict)
-	got, err := s.RecordOutcome(ctx, ask.Decision.DecisionID, pdp.AllowOnce, "claude-code", "runtime")
-	if err != nil || got.Answer == nil || got.Answer.Answer != pdp.AllowOnce || got.Answer.By != "runtime" || got.Answer.GrantID != 0 {
-		t.Fatalf("RecordOutcome = %+v, %v", got.Answer, err)
+	_, err = s.RecordOutcome(ctx, allow.Decision.DecisionID, pdp.AllowOnce, "claude-code", "runtime")
+	wantErr(t, err, pdp.ErrConflict)
+	got, err := s.RecordOutcome(ctx, id, pdp.AllowOnce, "claude-code", "runtime")
+	if err != nil || got.Answer != nil || got.Outcome == nil || got.Outcome.Answer != pdp.AllowOnce || got.Outcome.Channel != "claude-code" ||
+		got.Outcome.By != "runtime" || got.Outcome.RecordedAt.IsZero() {
+		t.Fatalf("RecordOutcome = answer %+v, outcome %+v, %v", got.Answer, got.Outcome, err)
 	}
-	if stored, err := s.Decision(ctx, ask.Decision.DecisionID); err != nil || stored.Answer == nil || stored.Answer.By != "runtime" || stored.Answer.Channel != "claude-code" {
-		t.Fatalf("stored outcome = %+v, %v", stored.Answer, err)
+	stored, err := s.Decision(ctx, id)
+	if err != nil || stored.Answer != nil || stored.Outcome == nil || *stored.Outcome != *got.Outcome {
+		t.Fatalf("stored = answer %+v, outcome %+v, %v; returned %+v", stored.Answer, stored.Outcome, err, got.Outcome)
 	}
-	wantSettled(t, s, ask.Decision.DecisionID, "s")
+	// One outcome per ask: a second is a conflict and changes nothing.
+	_, err = s.RecordOutcome(ctx, id, pdp.DenyAnswer, "claude-code", "runtime")
+	wantErr(t, err, pdp.ErrConflict)
+	// Still pending: a person answers it, and the outcome stays.
+	answered, err := s.AnswerDecision(ctx, id, pdp.DenyAnswer, "console")
+	if err != nil || answered.Answer == nil || answered.Answer.Answer != pdp.DenyAnswer || answered.Answer.Channel != "console" ||
+		answered.Outcome == nil || *answered.Outcome != *got.Outcome {
+		t.Fatalf("a person's answer after the outcome = %+v / %+v, %v", answered.Answer, answered.Outcome, err)
+	}
+	wantSettled(t, s, id, "s")
+	// An ask a person answered first takes the runtime's outcome too.
+	if _, err := s.AnswerDecision(ctx, other.Decision.DecisionID, pdp.AllowOnce, "terminal"); err != nil {
+		t.Fatal(err)
+	}
+	wantSettled(t, s, other.Decision.DecisionID, "s")
+	changes, err := s.ChangesAfter(ctx, 0, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, c := range changes {
+		if c.Decision != nil && c.Decision.DecisionID == id {
+			kinds = append(kinds, c.Kind)
+		}
+	}
+	if fmt.Sprint(kinds) != "[ask outcome answer]" {
+		t.Fatalf("the ask's changes = %v, want [ask outcome answer]", kinds)
+	}
 }
 
 func testChangeLog(t *testing.T, s Store) {
@@ -816,5 +865,44 @@ func testProjectGrants(t *testing.T, s Store) {
 	wantErr(t, err, pdp.ErrNotGrantable)
 	if got, err := s.AnswerDecision(ctx, bad.Decision.DecisionID, pdp.AllowOnce, "console"); err != nil || got.Answer.Answer != pdp.AllowOnce {
 		t.Fatalf("allow_once after a refused allow_session = %+v, %v", got.Answer, err)
+	}
+}
+
+// OutcomesMoved checks schema.OutcomesFromAnswers on a store whose
+// trail holds outcomes recorded as answers, as stores did before the
+// outcome columns: exec runs SQL on the store's database. An answer that
+// names the token that reported it becomes the ask's outcome and the ask
+// is unanswered again; a person's answer stays as it was.
+func OutcomesMoved(t *testing.T, s Store, exec func(ctx context.Context, sql string) error) {
+	ctx := t.Context()
+	mustCreate(t, s, pdp.StoredSession{ID: "s"})
+	reported, person := shellAsk("s", 0, "git push"), shellAsk("s", time.Second, "git pull")
+	mustRecord(t, s, reported, person)
+	const at = "2026-11-29T10:00:15.000000000Z"
+	for _, sql := range []string{
+		`UPDATE decisions SET answer = 'allow_once', answer_channel = 'claude-code', answered_at = '` + at + `', answered_by = 'runtime'
+			WHERE id = '` + reported.Decision.DecisionID + `'`,
+		`UPDATE decisions SET answer = 'deny', answer_channel = 'console', answered_at = '` + at + `'
+			WHERE id = '` + person.Decision.DecisionID + `'`,
+		schema.OutcomesFromAnswers,
+	} {
+		if err := exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	want := time.Date(2026, 11, 29, 10, 0, 15, 0, time.UTC)
+	got, err := s.Decision(ctx, reported.Decision.DecisionID)
+	if err != nil || got.Answer != nil || got.Outcome == nil ||
+		*got.Outcome != (pdp.Outcome{Answer: pdp.AllowOnce, Channel: "claude-code", By: "runtime", RecordedAt: want}) {
+		t.Fatalf("an outcome recorded as an answer, moved: answer %+v, outcome %+v, %v", got.Answer, got.Outcome, err)
+	}
+	got, err = s.Decision(ctx, person.Decision.DecisionID)
+	if err != nil || got.Outcome != nil || got.Answer == nil ||
+		*got.Answer != (pdp.Answer{Answer: pdp.DenyAnswer, Channel: "console", AnsweredAt: want}) {
+		t.Fatalf("a person's answer, moved: answer %+v, outcome %+v, %v", got.Answer, got.Outcome, err)
+	}
+	// The ask the runtime reported on is a person's to answer now.
+	if _, err := s.AnswerDecision(ctx, reported.Decision.DecisionID, pdp.AllowOnce, "console"); err != nil {
+		t.Fatalf("answering it: %v", err)
 	}
 }
