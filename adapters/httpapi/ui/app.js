@@ -216,9 +216,15 @@ const what = (ev) => {
   return visible(parts.join("  "));
 };
 
+// outcomeNote says what a runtime reported of an ask. It is a record of
+// what the runtime did, not an answer: the ask stays in the inbox.
+const outcomeNote = (o) => `${visible(o.channel)} reported: ${o.answer === "allow_once" ? "the call ran" : "the call was refused"} (${o.answer}) — not an answer`;
+
 async function refreshInbox() {
   try {
     const page = await api("GET", "/v1/decisions?decision=ask&limit=200");
+    // Only a person's answer takes an ask out of the inbox; a runtime's
+    // outcome does not.
     const pending = page.decisions.filter((ev) => !ev.answer);
     $("#inbox-count").textContent = pending.length ? `(${pending.length})` : "";
     $("#inbox-empty").hidden = pending.length > 0;
@@ -243,7 +249,8 @@ async function refreshInbox() {
       const tr = el("tr", { id: "ask-" + ev.decision_id },
         el("td", { textContent: new Date(ev.time).toLocaleTimeString() }), el("td", { textContent: ev.session_id }),
         el("td", { textContent: ev.tool || ev.capability }), el("td", { className: "mono", textContent: what(ev) }),
-        el("td", { textContent: ev.reason }), el("td", {}, once, " ", session, " ", project, " ", deny));
+        el("td", {}, ev.reason, ...(ev.outcome ? [el("div", { className: "outcome-note", textContent: outcomeNote(ev.outcome) })] : [])),
+        el("td", {}, once, " ", session, " ", project, " ", deny));
       return tr;
     });
     $("#inbox-rows").replaceChildren(...rows);
@@ -280,7 +287,7 @@ function onEvent(block) {
   if (kind === "ready") {
     setLive(true);
     refreshInbox(); // what came while the stream was down
-  } else if (kind === "ask" || kind === "answer") {
+  } else if (kind === "ask" || kind === "answer" || kind === "outcome") {
     refreshInboxSoon();
   } else if (kind === "level" && !$("#sessions").hidden) {
     refreshSessions();
@@ -378,7 +385,8 @@ async function loadAudit(reset) {
     for (const ev of page.decisions) {
       const tr = el("tr", {}, el("td", { textContent: new Date(ev.time).toLocaleString() }), el("td", { className: "mono", textContent: ev.session_id }),
         el("td", { textContent: ev.tool || ev.capability }), el("td", { textContent: ev.decision }), el("td", { textContent: ev.source }),
-        el("td", { className: "mono", textContent: ev.rule }), el("td", { textContent: ev.answer ? `${ev.answer.answer} (${ev.answer.channel})` : "" }));
+        el("td", { className: "mono", textContent: ev.rule }), el("td", { textContent: ev.answer ? `${ev.answer.answer} (${ev.answer.channel})` : "" }),
+        el("td", { textContent: ev.outcome ? `${ev.outcome.answer} (${ev.outcome.channel}, ${ev.outcome.by || "no token"})` : "" }));
       tr.addEventListener("click", () => { const p = $("#audit-event"); p.hidden = false; p.textContent = JSON.stringify(ev, null, 2); });
       $("#audit-rows").append(tr);
     }
