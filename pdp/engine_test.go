@@ -90,8 +90,10 @@ func TestDecideExamplesOfTheDesign(t *testing.T) {
 		{"user rule cannot loosen the level", pdp.Request{Tool: "write_file", Args: map[string]any{"path": "/w/a"}}, &pdp.Session{Workspace: "/w", Rules: map[string]string{"fs.*": "allow"}}, "ask", "level", "fs.write", nil},
 		{"shell asks at read-only, grantable", pdp.Request{Tool: "shell", Args: map[string]any{"command": "git status"}}, &pdp.Session{}, "ask", "level", "shell.exec", str("git status")},
 		{"grant allows the fingerprint", pdp.Request{Tool: "shell", Args: map[string]any{"command": "git status -s"}}, &pdp.Session{Grants: grantGitStatus}, "allow", "session-grant", "SESSION_GRANT", str("git status")},
-		{"grant does not cover a list", pdp.Request{Tool: "shell", Args: map[string]any{"command": "git status; rm -rf ~"}}, &pdp.Session{Grants: grantGitStatus}, "ask", "level", "shell.exec", nil},
-		{"command wins over argv", pdp.Request{Tool: "shell", Args: map[string]any{"command": "rm -rf ~", "argv": []any{"git", "status"}}}, &pdp.Session{Grants: grantGitStatus}, "ask", "level", "shell.exec", nil},
+		{"grant does not cover a list", pdp.Request{Tool: "shell", Args: map[string]any{"command": "git status; rm -rf build"}}, &pdp.Session{Grants: grantGitStatus}, "ask", "level", "shell.exec", nil},
+		// ~ may name any path, so the shipped path rules ask before rm writes it.
+		{"a list with a word that may name any path", pdp.Request{Tool: "shell", Args: map[string]any{"command": "git status; rm -rf ~"}}, &pdp.Session{Grants: grantGitStatus, PermissionLevel: pdp.Full}, "ask", "config", ".git/hooks/**", nil},
+		{"command wins over argv", pdp.Request{Tool: "shell", Args: map[string]any{"command": "rm -rf build", "argv": []any{"git", "status"}}}, &pdp.Session{Grants: grantGitStatus}, "ask", "level", "shell.exec", nil},
 		{"argv when there is no command", pdp.Request{Tool: "shell", Args: map[string]any{"argv": []any{"git", "status"}}}, &pdp.Session{Grants: grantGitStatus}, "allow", "session-grant", "SESSION_GRANT", str("git status")},
 		{"write_stdin is shell.stdin", pdp.Request{Tool: "shell", Args: map[string]any{"action": "write_stdin", "input": "y\n"}}, &pdp.Session{}, "allow", "level", "shell.stdin", nil},
 		{"unknown tool", pdp.Request{Tool: "frobnicate"}, &pdp.Session{Mode: pdp.AllowAll}, "deny", "default", "UNKNOWN_TOOL", nil},

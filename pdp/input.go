@@ -22,7 +22,7 @@ func init() {
 		"outside", "paths", "value", "path", "rel", "inside", "glob", "pattern", "place", AccessRead, AccessWrite, "policy",
 		"parsed", "commands", "operators", "compound", "redirections", "substitutions", "assignments", "parts", "redirects",
 		"evaluated", "assigned", "error", "argv", "literal", "text", "simple", "first", "end", "background", "negated",
-		"op", "target", "dev_null", "dup", "here_doc", "program", "verdict", "by", "decision", "source", "rule", "reason",
+		"op", "target", "dev_null", "dup", "here_doc", "program", "possible", "command", "word", "redirect", "verdict", "by", "decision", "source", "rule", "reason",
 		// frequent values
 		string(ReadOnly), string(ReadWrite), string(Full), string(Smart), string(AlwaysAsk), string(OnDemand), string(AllowAll),
 		string(Local), string(Cloud), Allow, Ask, Deny, ".", "|", "&&", "||", ";", "|&", "&",
@@ -83,6 +83,9 @@ func (pl *pipeline) input(ctx context.Context, s *Session) (map[string]any, Work
 func (pl *pipeline) workspace(ctx context.Context, s *Session) (WorkspaceVerdict, error) {
 	req := pl.call.Request
 	call := WorkspaceCall{Tool: req.Tool, Args: req.Args, Cwd: req.Cwd, Workspace: s.Workspace}
+	if pl.facts != nil && pl.facts.Parsed {
+		call.Words, call.Bases = shellPathWords(*pl.facts)
+	}
 	if entry, ok := pl.p.catalogue[req.Tool]; ok && req.Tool != "" {
 		call.Entry = &entry
 	}

@@ -416,3 +416,76 @@ func (t wildToken) meets(u wildToken) bool {
 	}
 	return t.lit == u.lit
 }
+
+// resolveShellGlob is the rule this layer has for a glob a shell expands
+// into the names its command then opens: the rule of its base directory
+// (certain), else the strictest deny or ask pattern — anchored or a name
+// — that one of its names may match (possible: the files may not exist).
+// Unlike a glob tool's listing, a name pattern (".env") counts, since the
+// command reads what the glob names. A wildcard that starts a name never
+// matches a leading dot, as bash reads globs without dotglob.
+func (ix *pathIndex) resolveShellGlob(t pathTarget, covering map[int]bool, access string) (m *pathPattern, possible bool) {
+	if m := ix.resolve(covering, access); m != nil {
+		return m, false
+	}
+	for _, p := range ix.patterns {
+		a := p.action(access)
+		if a == "" || a == Allow || !ix.shellGlobMeets(t, p) {
+			continue
+		}
+		if m == nil || stricter(p, m, access) {
+			m = p
+		}
+	}
+	return m, m != nil
+}
+
+// shellGlobMeets reports whether pattern p matches one of the names a
+// shell glob expands to, or a directory holding one.
+func (ix *pathIndex) shellGlobMeets(t pathTarget, p *pathPattern) bool {
+	var base []string
+	segs := append(append([]string{}, p.segs...), "**")
+	switch {
+	case p.anchor == anchorHost:
+		base = t.abs
+	case p.anchor == anchorWorkspace && t.inside:
+		base = t.rel
+	case p.anchor == anchorName:
+		base = t.abs
+		if t.inside {
+			base = t.rel
+		}
+		segs = append([]string{"**"}, segs...)
+	default:
+		return false
+	}
+	g := append(append([]string{}, base...), t.glob...)
+	return meet(len(g), len(segs),
+		func(i int) bool { return g[i] == "**" },
+		func(j int) bool { return segs[j] == "**" },
+		func(i, j int) bool {
+			if startsWild(g[i]) && strings.HasPrefix(segs[j], ".") {
+				return false
+			}
+			return segMeet(g[i], segs[j])
+		})
+}
+
+// startsWild: a name pattern whose first character is a wildcard.
+func startsWild(seg string) bool {
+	return seg != "" && strings.IndexByte("*?[", seg[0]) >= 0
+}
+
+// strictestStop is the strictest deny or ask pattern of the layer for an
+// access kind: what a word that may name any path may meet.
+func (ix *pathIndex) strictestStop(access string) *pathPattern {
+	var best *pathPattern
+	for _, p := range ix.patterns {
+		if a := p.action(access); a == Deny || a == Ask {
+			if best == nil || stricter(p, best, access) {
+				best = p
+			}
+		}
+	}
+	return best
+}

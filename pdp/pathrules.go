@@ -255,18 +255,31 @@ func (p *Policy) pathFacts(v WorkspaceVerdict, session *PathRules) []any {
 		if c.Glob != "" {
 			fact["glob"] = c.Glob
 		}
+		if c.Word != nil {
+			fact["shell"] = shellWordFact(c.Word)
+		}
 		byAccess := map[string]any{}
 		for _, layer := range layers {
-			if layer.ix == nil || !c.Resolved {
+			if layer.ix == nil || (!c.Resolved && !c.Possible) {
 				continue
 			}
-			t := layer.ix.target(c)
-			hits := layer.ix.matching(t)
+			var t pathTarget
+			var hits map[int]bool
+			if !c.Possible {
+				t = layer.ix.target(c)
+				hits = layer.ix.matching(t)
+			}
 			for _, access := range []string{AccessRead, AccessWrite} {
 				var m *pathPattern
-				if t.glob != nil {
+				possible := c.Possible
+				switch {
+				case c.Possible:
+					m = layer.ix.strictestStop(access)
+				case t.glob != nil && c.Word != nil:
+					m, possible = layer.ix.resolveShellGlob(t, hits, access)
+				case t.glob != nil:
 					m = layer.ix.resolveGlob(t, hits, access)
-				} else {
+				default:
 					m = layer.ix.resolve(hits, access)
 				}
 				if m == nil {
@@ -277,11 +290,24 @@ func (p *Policy) pathFacts(v WorkspaceVerdict, session *PathRules) []any {
 					kind = map[string]any{}
 					byAccess[access] = kind
 				}
-				kind[layer.name] = map[string]any{"pattern": m.text, "action": m.action(access), "place": m.anchor == anchorHost}
+				rule := map[string]any{"pattern": m.text, "action": m.action(access), "place": m.anchor == anchorHost}
+				if possible {
+					rule["possible"] = true
+				}
+				kind[layer.name] = rule
 			}
 		}
 		fact["rules"] = byAccess
 		out = append(out, fact)
 	}
 	return out
+}
+
+// shellWordFact says where a shell word came from: an operand's command
+// and word, or a redirection's operator.
+func shellWordFact(w *PathWord) map[string]any {
+	if w.Redirect != "" {
+		return map[string]any{"redirect": w.Redirect}
+	}
+	return map[string]any{"command": w.Command, "word": w.Word}
 }

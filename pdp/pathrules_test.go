@@ -69,7 +69,8 @@ func TestPathRulesThroughTheEngine(t *testing.T) {
 		{"writing a git hook is denied", "Write", map[string]any{"file_path": ".git/hooks/pre-commit"}, pdp.Session{PermissionLevel: pdp.ReadWrite}, "deny", ".git/hooks/**", "policy"},
 		{"writing in .git asks", "Edit", map[string]any{"file_path": ".git/config"}, pdp.Session{PermissionLevel: pdp.ReadWrite}, "ask", ".git/**", "policy"},
 		{"reading in .git is fine", "Read", map[string]any{"file_path": ".git/config"}, pdp.Session{}, "allow", "fs.read", ""},
-		{"FULL allows what a path ask asks", "Edit", map[string]any{"file_path": ".git/config"}, pdp.Session{PermissionLevel: pdp.Full}, "allow", "MODE", ""},
+		{"a path ask holds at FULL", "Edit", map[string]any{"file_path": ".git/config"}, pdp.Session{PermissionLevel: pdp.Full}, "ask", ".git/**", "policy"},
+		{"and in allow-all", "Edit", map[string]any{"file_path": ".git/config"}, pdp.Session{Mode: pdp.AllowAll}, "ask", ".git/**", "policy"},
 		{"CI workflows ask", "MultiEdit", map[string]any{"file_path": ".github/workflows/ci.yml"}, pdp.Session{PermissionLevel: pdp.ReadWrite}, "ask", ".github/workflows/**", "policy"},
 		{"so does .gitlab-ci.yml", "Write", map[string]any{"file_path": ".gitlab-ci.yml"}, pdp.Session{PermissionLevel: pdp.ReadWrite}, "ask", ".gitlab-ci.yml", "policy"},
 		{"a patch touching a hook", "apply_patch", map[string]any{"input": "*** Begin Patch\n*** Add File: .git/hooks/post-merge\n+x\n*** End Patch"}, pdp.Session{PermissionLevel: pdp.ReadWrite}, "deny", ".git/hooks/**", "policy"},
@@ -82,6 +83,12 @@ func TestPathRulesThroughTheEngine(t *testing.T) {
 		{"a glob in the workspace", "Glob", map[string]any{"pattern": "**/*.go"}, pdp.Session{}, "allow", "fs.glob", ""},
 		{"a glob reaching a denied place", "Glob", map[string]any{"pattern": "**/*.txt"}, pdp.Session{PathRules: pdp.NewPathRules(map[string]pdp.PathRule{"secrets/**": {Read: "deny"}})}, "deny", "secrets/**", "session"},
 		{"a glob in an allowed place", "Glob", map[string]any{"pattern": "*.md", "path": place}, pdp.Session{PathRules: placeRead}, "allow", "fs.glob", ""},
+		// Shell commands: every word meets the rules, links followed.
+		{"cat of a link to .env at FULL", "Bash", map[string]any{"command": "cat notes.txt"}, pdp.Session{PermissionLevel: pdp.Full}, "deny", ".env", "policy"},
+		{"a redirection into .env in allow-all", "Bash", map[string]any{"command": "echo x >> notes.txt"}, pdp.Session{Mode: pdp.AllowAll}, "deny", ".env", "policy"},
+		{"a shell read in a session-denied place", "Bash", map[string]any{"command": "cd secrets && head -1 k"}, pdp.Session{PermissionLevel: pdp.Full, PathRules: pdp.NewPathRules(map[string]pdp.PathRule{"secrets/**": {Read: "deny"}})}, "deny", "secrets/**", "session"},
+		{"a shell glob that may reach it asks", "Bash", map[string]any{"command": "cat secret?/*"}, pdp.Session{PermissionLevel: pdp.Full, PathRules: pdp.NewPathRules(map[string]pdp.PathRule{"secrets/**": {Read: "deny"}})}, "ask", "secrets/**", "session"},
+		{"an ordinary shell command at FULL", "Bash", map[string]any{"command": "cat shared/a.md && go vet ./..."}, pdp.Session{PermissionLevel: pdp.Full}, "allow", "MODE", ""},
 	}
 	e := newEngine(t, pdp.Components{Workspace: paths.Resolver{FollowSymlinks: true}})
 	for _, c := range cases {

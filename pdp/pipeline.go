@@ -22,6 +22,7 @@ type pipeline struct {
 	p       *Policy
 	call    Call
 	command string
+	facts   *ShellFacts
 	shell   map[string]any
 	danger  *Danger
 }
@@ -57,13 +58,15 @@ func (pl *pipeline) parseCommand(ctx context.Context) error {
 	if pl.e.c.Shell == nil {
 		return errors.New("no shell parser is configured")
 	}
+	var f ShellFacts
 	if isCommand {
 		pl.command = cmd
-		pl.shell = shellInput(pl.e.c.Shell.Parse(ctx, cmd))
-		return nil
+		f = pl.e.c.Shell.Parse(ctx, cmd)
+	} else {
+		pl.command = shellJoin(argv)
+		f = pl.e.c.Shell.FromArgv(argv)
 	}
-	pl.command = shellJoin(argv)
-	pl.shell = shellInput(pl.e.c.Shell.FromArgv(argv))
+	pl.facts, pl.shell = &f, shellInput(f)
 	return nil
 }
 

@@ -18,6 +18,9 @@ import (
 //     (isCommandAllowed / getCommandRoots: chained commands, substitutions, wrappers)
 //   - [claude] anthropics/claude-code issue reports of Bash(prefix:*) permission
 //     bypasses (chained commands, substitutions, redirections riding on an allowed prefix)
+//   - [wider] the read-only cases a review named from a wider corpus of 631
+//     commands from eight agents' test suites, which had lost their
+//     fingerprint when every word with white space did (quoted arguments)
 //
 // Measured with: go test ./pdp -run TestPublicCorpus -v
 type corpusCase struct {
@@ -37,6 +40,8 @@ var publicCorpus = []corpusCase{
 	{"ls -l", "gemini", true}, {"echo \"hello\" && ls -l", "gemini", true}, {"git status | head", "gemini", true},
 	{"cat x 2>/dev/null", "claude", true}, {"echo $HOME", "claude", true}, {"git -C . branch", "codex-safe", true},
 	{"find .", "codex-safe", true}, {"go test ./...", "claude", true}, {"npm test", "claude", true},
+	{"echo \"hello world\"", "wider", true}, {"echo '$(not substituted)'", "wider", true},
+	{"grep -n \"func main\" main.go", "wider", true}, {"git log --format='%h %s'", "wider", true},
 	// dangerous, by the suites' own judgement
 	{"rm -rf /", "codex-danger", false}, {"rm -rf ~", "gemini", false}, {"sudo rm -rf /tmp/x", "codex-danger", false},
 	{"git reset --hard", "codex-danger", false}, {"git reset --hard HEAD~1", "codex-danger", false},
@@ -82,7 +87,11 @@ func TestPublicCorpus(t *testing.T) {
 	}
 	granted := &pdp.Session{Workspace: "/w", Grants: grants, CommandRules: corpusRules}
 	smart := &pdp.Session{Workspace: "/w", PermissionLevel: pdp.Smart}
-	var bypasses, ungrantable, unscreened int
+	// At FULL with deny rules a team writes for FULL (and the shipped path
+	// rules), a read-only command that hides nothing must not ask.
+	full := &pdp.Session{Workspace: "/w", PermissionLevel: pdp.Full,
+		CommandRules: map[string]string{"git push --force": "deny", "rm -rf /": "deny", "git reset --hard": "ask"}}
+	var bypasses, ungrantable, unscreened, askedAtFull int
 	for _, c := range publicCorpus {
 		d := decide(t, e, shellCall(c.cmd, granted))
 		fresh := decide(t, e, shellCall(c.cmd, &pdp.Session{Workspace: "/w"}))
@@ -90,6 +99,10 @@ func TestPublicCorpus(t *testing.T) {
 			if !fresh.Grantable {
 				ungrantable++
 				t.Logf("read-only but not grantable [%s]: %q", c.source, c.cmd)
+			}
+			if f := decide(t, e, shellCall(c.cmd, full)); f.Decision != pdp.Allow {
+				askedAtFull++
+				t.Logf("read-only but %s at FULL [%s]: %q (%s)", f.Decision, c.source, c.cmd, f.Reason)
 			}
 			continue
 		}
@@ -102,6 +115,6 @@ func TestPublicCorpus(t *testing.T) {
 			t.Logf("dangerous but not screened [%s]: %q", c.source, c.cmd)
 		}
 	}
-	t.Logf("public corpus: %d cases; allowed through a rule or grant: %d; read-only not grantable: %d; dangerous unscreened: %d",
-		len(publicCorpus), bypasses, ungrantable, unscreened)
+	t.Logf("public corpus: %d cases; allowed through a rule or grant: %d; read-only not grantable: %d; read-only asked at FULL: %d; dangerous unscreened: %d",
+		len(publicCorpus), bypasses, ungrantable, askedAtFull, unscreened)
 }

@@ -11,6 +11,10 @@ type ShellCommand struct {
 	// Literal[i] is true when Argv[i] is a plain word: no parameter,
 	// command, arithmetic, glob, brace or tilde expansion.
 	Literal []bool
+	// Glob[i], for a word that is not literal only because of its glob
+	// characters, is the word as a path.Match pattern (nil: none). Not in
+	// the input document; the path rules use it (PathWord).
+	Glob []string
 }
 
 // ShellFacts are what the policy knows of a command string: how it
@@ -87,6 +91,9 @@ type ShellRedirect struct {
 	HereDoc bool
 	// Program is the first word of the command it belongs to.
 	Program string
+	// Literal: the target is exactly Target wherever the call runs (not
+	// in the input document; the path rules use it).
+	Literal bool
 }
 
 // Shell turns what a shell call runs into facts. A command it cannot

@@ -13,9 +13,9 @@ import (
 // answers before the model is asked).
 func TestCommandsOverTheShellLimitsAreNeverAllowed(t *testing.T) {
 	shellOptions := func(n int, body string) string {
-		return "sh " + strings.Repeat("-/sh ", n) + "-c '" + strings.ReplaceAll(body, "'", `'\''`) + "'"
+		return "sh " + strings.Repeat("-o sh ", n) + "-c '" + strings.ReplaceAll(body, "'", `'\''`) + "'"
 	}
-	nested := "rm -rf ~"
+	nested := "rm -rf build"
 	for range 4 {
 		nested = shellOptions(40, nested)
 	}
@@ -30,8 +30,8 @@ func TestCommandsOverTheShellLimitsAreNeverAllowed(t *testing.T) {
 		{"20,000 nested substitutions (60 KB)", strings.Repeat("$(", 20000) + "npm install" + strings.Repeat(")", 20000), "nested"},
 		{"20 nested substitutions", "npm install " + strings.Repeat("$(", 20) + "x" + strings.Repeat(")", 20), "nested"},
 		{"carriage return in a word", "npm install\rrm -rf /", "control character"},
-		{"-/sh repeated before -c, nested four levels", nested, ""},
-		{"-/sh repeated 1,400 times before -c (7 KB)", shellOptions(1400, "rm -rf ~"), ""},
+		{"-o sh repeated before -c, nested four levels", nested, ""},
+		{"-o sh repeated 400 times before -c (2 KB)", shellOptions(400, "rm -rf build"), ""},
 	}
 	safe := &fixedAssessor{verdict: pdp.Safe}
 	e := newEngine(t, pdp.Components{Assessor: safe})

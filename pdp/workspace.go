@@ -144,6 +144,13 @@ type WorkspaceCall struct {
 	// resolve against it (against the workspace when it is empty).
 	Cwd       string
 	Workspace string
+	// Words are a shell command's words that may name a file; Bases the
+	// directories its cd commands move to. Each word is resolved against
+	// the cwd and every base and meets the path rules; a word outside the
+	// workspace is not outside the call (shell commands are confined by
+	// their cwd, docs/security.md).
+	Words []PathWord
+	Bases []string
 }
 
 // WorkspaceVerdict lists every path of a call, resolved, and those that
@@ -174,6 +181,11 @@ type CheckedPath struct {
 	Resolved bool
 	// Glob is, for a glob, its wildcard part below Path ("**/*.go").
 	Glob string
+	// Word is the shell word the path came from, nil for a path of the
+	// call's arguments. Possible: the word may name any path (it is not
+	// literal, or could not be resolved within the call's limits).
+	Word     *PathWord `json:",omitempty"`
+	Possible bool      `json:",omitempty"`
 }
 
 // Workspace resolves the paths of a call against the session's

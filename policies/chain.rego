@@ -29,9 +29,6 @@ chain := v if {
 	v := step_dangerous
 } else := v if {
 	v := step_session_grant
-
-	# A path ask holds where a grant would allow.
-	not path_asks
 } else := v if {
 	v := step_rule
 } else := v if {
@@ -71,6 +68,24 @@ step_explicit_deny := verdict("explicit_deny", "deny", resolved.source, resolved
 } else := verdict("explicit_deny", "ask", "config", command_asked.rule, command_asked.reason) if {
 	# A command rule's ask holds where the mode, the level or a grant would allow.
 	command_asked
+} else := path_verdict("explicit_deny") if {
+	# So does a path rule's ask (paths.rego), and a deny a word only may
+	# meet, but never where a later step denies.
+	path_asks
+	not denied_later
+}
+
+# denied_later: the dangerous step or the fallback denies the call; an
+# ask written as a rule never loosens that.
+denied_later if {
+	not step_mode
+	step_dangerous
+}
+
+denied_later if {
+	not step_mode
+	not has_rule
+	input.session.mode != "always-ask"
 }
 
 step_mode := verdict("mode", "allow", "mode", "MODE", "The session's mode is allow-all.") if {
@@ -98,11 +113,7 @@ step_session_grant := verdict("session_grant", "allow", "session-grant", "SESSIO
 	not ask_always_hit
 }
 
-step_rule := path_verdict("rule") if {
-	# A path rule's ask holds where the level would allow (paths.rego).
-	path_asks
-	has_rule
-} else := verdict("rule", "ask", resolved.source, resolved.pattern, sprintf("The %s rule %q asks before %s.", [resolved.layer, resolved.pattern, capability])) if {
+step_rule := verdict("rule", "ask", resolved.source, resolved.pattern, sprintf("The %s rule %q asks before %s.", [resolved.layer, resolved.pattern, capability])) if {
 	resolved.action == "ask"
 } else := verdict("rule", "allow", "assessor", resolved.pattern, "The danger assessor judged the command safe.") if {
 	resolved.action == "assess"
@@ -142,7 +153,6 @@ danger := {"verdict": "DANGEROUS", "by": "screen"} if {
 # needs lists the facts the engine must fetch before the answer is final.
 needs contains "danger" if {
 	chain.step == "rule"
-	not path_asks
 	resolved.action == "assess"
 	capability == "shell.exec"
 	not screened
@@ -197,7 +207,14 @@ default reported_danger := null
 reported_danger := danger if {
 	final.step in {"rule", "ask_always"}
 	resolved.action == "assess"
-	not path_asks
+} else := danger if {
+	# A rule's ask came first; the screen's verdict, which costs no model
+	# call, is still shown to the person answering.
+	final.step == "explicit_deny"
+	final.decision == "ask"
+	resolved.action == "assess"
+	capability == "shell.exec"
+	screened
 }
 
 default request_error := null

@@ -229,9 +229,12 @@ fingerprint_word(w) if {
 # or, when it holds white space, single-quoted as the shell would quote it
 # (echo 'hello world'), so that it never equals the fingerprint of two
 # words (echo hello).
-fingerprint_arg(w) := w if {
-	fingerprint_word(w)
-} else := sprintf("'%s'", [replace(w, "'", `'\''`)]) if w != ""
+fingerprint_arg(w) := w if fingerprint_word(w)
+
+fingerprint_arg(w) := concat("", ["'", replace(w, "'", `'\''`), "'"]) if {
+	w != ""
+	not fingerprint_word(w)
+}
 
 second_word_grantable(argv) if not startswith(argv[1], "-")
 

@@ -23,13 +23,50 @@ path_access := data.path_access[capability]
 
 checked_paths := object.get(input, ["workspace", "paths"], [])
 
-# path_hits are the rules the layers resolved to for the call's access
-# kind: every path's policy rule first, then every path's session rule.
-path_hits := [object.union(m, {"layer": layer, "path": p.path, "access": path_access}) |
+# path_hits are the rules the layers resolved to for each path's access
+# kinds: every path's policy rule first, then every path's session rule.
+# A rule a path only may meet (a shell word that is not literal, a glob
+# that may name it) asks where it would deny.
+path_hits := [object.union(m, {
+	"layer": layer, "path": p.path, "access": access, "word": path_word(p),
+	"action": hit_action(m), "rule_action": m.action, "possible": object.get(m, "possible", false),
+}) |
 	some layer in path_layers
 	some p in checked_paths
-	m := p.rules[path_access][layer]
+	some access in path_accesses(p)
+	m := p.rules[access][layer]
 ]
+
+hit_action(m) := "ask" if {
+	m.possible == true
+	m.action == "deny"
+} else := m.action
+
+# path_accesses are the access kinds a path is judged for: the call's
+# (path_access) for a path of its arguments; for a shell word, what its
+# command does with it (shell_word_accesses).
+path_accesses(p) := [path_access] if not p.shell
+
+path_accesses(p) := shell_word_accesses(p) if {
+	p.shell
+	capability == "shell.exec"
+}
+
+# path_word says which word of a shell command a path came from, for the
+# answer's reason; null for a path of the call's arguments.
+default path_word(_) := null
+
+path_word(p) := {"value": shown(p.value), "redirect": p.shell.redirect} if p.shell.redirect
+
+# shown is a text as a reason shows it: at most 200 bytes.
+shown(s) := s if count(s) <= 200
+
+else := concat("", [substring(s, 0, 200), "…"])
+
+path_word(p) := {"value": shown(p.value), "command": shown(concat(" ", input.shell.commands[p.shell.command].argv)), "possible": object.get(p, "possible", false)} if {
+	not p.shell.redirect
+	p.shell.command >= 0
+}
 
 # path_rule is the strictest of the hits, the first of its rank.
 path_rule := [h | some h in path_hits; rank(h.action) == path_rank][0]
@@ -45,10 +82,92 @@ access_words := {"read": "reading", "write": "writing"}
 path_verbs := {"deny": "denies", "ask": "asks before"}
 
 # path_verdict is the answer a path rule gives at a step of the chain.
-path_verdict(step) := verdict(step, path_rule.action, "config", path_rule.pattern, sprintf(
+path_verdict(step) := verdict(step, path_rule.action, "config", path_rule.pattern, path_reason)
+
+path_reason := sprintf(
 	"The %s path rule %q %s %s %s.",
-	[path_rule.layer, path_rule.pattern, path_verbs[path_rule.action], access_words[path_access], path_rule.path],
-))
+	[path_rule.layer, path_rule.pattern, path_verbs[path_rule.action], access_words[path_rule.access], path_rule.path],
+) if {
+	path_rule.word == null
+} else := sprintf(
+	"The word %q of %q may name a path the %s path rule %q %s %s: a person decides.",
+	[path_rule.word.value, path_rule.word.command, path_rule.layer, path_rule.pattern, path_verbs[rule_own_action(path_rule)], access_words[path_rule.access]],
+) if {
+	path_rule.possible == true
+	path_rule.word.command
+} else := sprintf(
+	"The redirection %s %s may name a path the %s path rule %q %s %s: a person decides.",
+	[path_rule.word.redirect, path_rule.word.value, path_rule.layer, path_rule.pattern, path_verbs[rule_own_action(path_rule)], access_words[path_rule.access]],
+) if {
+	path_rule.possible == true
+} else := sprintf(
+	"The %s path rule %q %s %s %s (the redirection %s %s).",
+	[path_rule.layer, path_rule.pattern, path_verbs[path_rule.action], access_words[path_rule.access], path_rule.path, path_rule.word.redirect, path_rule.word.value],
+) if {
+	path_rule.word.redirect
+} else := sprintf(
+	"The %s path rule %q %s %s %s (the word %q of %q).",
+	[path_rule.layer, path_rule.pattern, path_verbs[path_rule.action], access_words[path_rule.access], path_rule.path, path_rule.word.value, path_rule.word.command],
+)
+
+# rule_own_action is what a possibly met rule does to what it names.
+rule_own_action(h) := h.rule_action
+
+# --- shell words -------------------------------------------------------
+
+# shell_word_accesses: a redirection's target is written (> >> >| &> &>>
+# >&FILE) or read (<), both for <>; an operand is what its program does
+# to its operands (data.shell.operand_access): "none", "read", "write",
+# "copy" (the last operand written, the others read), "move" (all read
+# and written), "sed" (written with -i), "dd" (of= written, if= read);
+# a program the policy does not know may do both.
+shell_word_accesses(p) := redirect_accesses(trim_left(p.shell.redirect, "0123456789")) if p.shell.redirect
+
+shell_word_accesses(p) := operand_accesses(input.shell.commands[p.shell.command], p.shell.word) if {
+	not p.shell.redirect
+}
+
+redirect_accesses("<") := ["read"]
+
+redirect_accesses("<>") := ["read", "write"]
+
+redirect_accesses(op) := ["write"] if not op in {"<", "<>"}
+
+operand_accesses(_, 0) := ["read", "write"] # an opaque or expanded program word
+
+operand_accesses(cmd, i) := accesses_of_kind(operand_kind(cmd.argv[0]), cmd, i) if i > 0
+
+operand_kind(word) := kinds[0] if {
+	kinds := [k | some name in program_names(word); k := data.shell.operand_access[name]]
+	count(kinds) > 0
+} else := "unknown"
+
+accesses_of_kind("none", _, _) := []
+
+accesses_of_kind("read", _, _) := ["read"]
+
+accesses_of_kind("write", _, _) := ["write"]
+
+accesses_of_kind("move", _, _) := ["read", "write"]
+
+accesses_of_kind("copy", cmd, i) := ["write"] if i == count(cmd.argv) - 1
+
+accesses_of_kind("copy", cmd, i) := ["read"] if i < count(cmd.argv) - 1
+
+accesses_of_kind("sed", cmd, _) := ["read", "write"] if {
+	some w in cmd.argv
+	in_place_flag(w)
+} else := ["read"]
+
+in_place_flag(w) if regex.match(`^-[A-Za-z]*i`, w)
+
+in_place_flag(w) if startswith(w, "--in-place")
+
+accesses_of_kind("dd", cmd, i) := ["write"] if startswith(cmd.argv[i], "of=")
+
+accesses_of_kind("dd", cmd, i) := ["read"] if not startswith(cmd.argv[i], "of=")
+
+accesses_of_kind(kind, _, _) := ["read", "write"] if not kind in {"none", "read", "write", "move", "copy", "sed", "dd"}
 
 # outside_blocked are the strings of the call outside the workspace that
 # no path rule lets through.
@@ -82,6 +201,12 @@ passes_workspace(p) if {
 
 # explained_matches are the rules each layer matched, with the path rule
 # that decided or let a path through under "path".
-explained_matches := object.union(matches, {"path": path_rule}) if {
+explained_matches := object.union(matches, {"path": explained_path_rule}) if {
 	path_rule
 } else := matches
+
+# explained_path_rule: a shell word's rule also names the word, and
+# whether the word only may name the path.
+explained_path_rule := object.remove(path_rule, ["rule_action", "possible", "word"]) if {
+	path_rule.word == null
+} else := object.remove(path_rule, ["rule_action"])

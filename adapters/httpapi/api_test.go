@@ -162,7 +162,7 @@ func TestGrantFlow(t *testing.T) {
 	}
 
 	expectDecision(t, s.decide(shell("g", "git status --short")), "allow", "session-grant")
-	expectDecision(t, s.decide(shell("g", "git status; rm -rf ~")), "ask", "level")
+	expectDecision(t, s.decide(shell("g", "git status; rm -rf build")), "ask", "level")
 	expectDecision(t, s.decide(shell("other", "git status")), "ask", "level")
 
 	// Answering twice, or answering a non-ask, is a conflict.

@@ -135,7 +135,7 @@ func TestConcurrentDecisionsMatchSomeState(t *testing.T) {
 		{"session_id": "c", "tool": "read_file", "args": map[string]any{"path": "a"}, "cwd": "/w"},
 		{"session_id": "c", "tool": "write_file", "args": map[string]any{"path": "a"}, "cwd": "/w"},
 		{"session_id": "c", "tool": "shell", "args": map[string]any{"command": "git status"}, "cwd": "/w"},
-		{"session_id": "c", "tool": "shell", "args": map[string]any{"command": "git status; rm -rf ~"}, "cwd": "/w"},
+		{"session_id": "c", "tool": "shell", "args": map[string]any{"command": "git status; rm -rf build"}, "cwd": "/w"},
 	}
 	type result struct {
 		code       int

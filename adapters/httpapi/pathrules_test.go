@@ -1,7 +1,10 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -58,5 +61,59 @@ func TestPathRulesThroughDecide(t *testing.T) {
 	bad := s.mustStatus(http.StatusBadRequest, "PATCH", "/v1/sessions/paths", map[string]any{"path_rules": map[string]any{"../x": "deny"}})
 	if e, _ := bad["error"].(map[string]any); e["code"] != "invalid_path_rule" {
 		t.Fatalf("bad path rule: %v", bad)
+	}
+}
+
+// TestPathRulesThroughTheShell: the shipped path rules reach shell
+// commands at FULL and in allow-all. Every word and redirection target
+// meets them with the access its command implies; a word that may name a
+// protected path (a glob, a parameter, a tilde) asks.
+func TestPathRulesThroughTheShell(t *testing.T) {
+	s := newService(t)
+	ws := t.TempDir()
+	for _, f := range []string{".env", "README.md", "main.go"} {
+		if err := os.WriteFile(filepath.Join(ws, f), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		cmd, decision, rule string
+	}{
+		{"cat .env", "deny", ".env"},
+		{"echo x > .env", "deny", ".env"},
+		{"cp .env ~/x", "deny", ".env"},
+		{"grep -n KEY ./.env && ls", "deny", ".env"},
+		{"cd src && cat ../.env", "deny", ".env"},
+		{"cd .git && echo x > hooks/pre-commit", "deny", ".git/hooks/**"},
+		{"sort -o.env main.go", "deny", ".env"},
+		{"cat .en*", "ask", ".env.*"},
+		{"cat $F", "ask", ".env.*"},
+		// The directory operand is judged by its own path (as Grep's and
+		// LS's are); ~/a.tgz may name any path, so the call asks.
+		{"tar czf ~/a.tgz .", "ask", ".env.*"},
+		{"echo x > .github/workflows/ci.yml", "ask", ".github/workflows/**"},
+		{"sed -i s/a/b/ .git/config", "ask", ".git/**"},
+		{"cat README.md", "allow", "MODE"},
+		{"cat *.go", "allow", "MODE"},
+		{"go test ./...", "allow", "MODE"},
+		{"ls -la | wc -l", "allow", "MODE"},
+		{"echo .env", "allow", "MODE"},
+		{"cat .env.example", "allow", "MODE"},
+	}
+	for _, mode := range []map[string]any{{"permission_level": "FULL"}, {"mode": "allow-all"}} {
+		id := fmt.Sprintf("sh-%v-%v", mode["permission_level"] != nil, mode["mode"] != nil)
+		session := map[string]any{"id": id, "workspace": ws}
+		for k, v := range mode {
+			session[k] = v
+		}
+		s.mustStatus(http.StatusCreated, "POST", "/v1/sessions", session)
+		for _, c := range cases {
+			t.Run(fmt.Sprint(mode, " ", c.cmd), func(t *testing.T) {
+				d := s.decide(map[string]any{"session_id": id, "tool": "shell", "args": map[string]any{"command": c.cmd}, "cwd": ws})
+				if d["decision"] != c.decision || d["rule"] != c.rule {
+					t.Fatalf("got %v/%v (%v), want %s/%s", d["decision"], d["rule"], d["reason"], c.decision, c.rule)
+				}
+			})
+		}
 	}
 }

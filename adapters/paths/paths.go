@@ -60,7 +60,7 @@ func (r Resolver) Check(ctx context.Context, c pdp.WorkspaceCall) (pdp.Workspace
 	if c.Cwd != "" {
 		cands = append(cands, candidate{selector: "cwd", value: c.Cwd})
 	}
-	if len(cands) == 0 {
+	if len(cands) == 0 && len(c.Words) == 0 {
 		return v, nil
 	}
 	w := r.walker(ctx)
@@ -120,7 +120,86 @@ func (r Resolver) Check(ctx context.Context, c pdp.WorkspaceCall) (pdp.Workspace
 			v.Outside = append(v.Outside, cand.value)
 		}
 	}
+	words, err := w.words(c.Words, root, rootOK, shellBases(bases[0], c.Bases))
+	if err != nil {
+		return pdp.WorkspaceVerdict{}, err
+	}
+	v.Paths = append(v.Paths, words...)
 	return v, nil
+}
+
+// shellBases are the directories a shell command's relative words
+// resolve against: its cwd, and where each of its cd commands moves,
+// one after the other.
+func shellBases(cwd string, cds []string) []string {
+	out := []string{cwd}
+	cur := cwd
+	for _, d := range cds {
+		if filepath.IsAbs(d) {
+			cur = d
+		} else if filepath.IsAbs(cur) {
+			cur = filepath.Join(cur, d)
+		} else {
+			continue
+		}
+		out = append(out, cur)
+	}
+	return out
+}
+
+// words resolves a shell command's words for the path rules. A word is
+// never outside the call: the policy judges it by the path rules alone.
+// A word the limits do not let the walk resolve (too long, too deep, the
+// call's lookups spent) may name any path; only the request's end is an
+// error.
+func (w *walker) words(words []pdp.PathWord, root string, rootOK bool, bases []string) ([]pdp.CheckedPath, error) {
+	var out []pdp.CheckedPath
+	spent := false
+	for i := range words {
+		word := &words[i]
+		possible := func() { out = append(out, pdp.CheckedPath{Value: word.Value, Word: word, Possible: true}) }
+		targets := []globTarget{{base: word.Value}}
+		if word.Glob {
+			var ok bool
+			if targets, ok = globBases(word.Value); !ok {
+				possible()
+				continue
+			}
+		}
+		if word.Possible || spent {
+			possible()
+			continue
+		}
+		var found []pdp.CheckedPath
+		for _, t := range targets {
+			if w.limit("", t.base) != nil {
+				found = nil
+				break
+			}
+			for _, base := range relativeBases(t.base, bases) {
+				resolved, ok, err := w.resolve(t.base, base)
+				if err != nil {
+					if cerr := w.ctx.Err(); cerr != nil {
+						return nil, err
+					}
+					spent, found = true, nil
+					break
+				}
+				c := checkedPath(word.Value, resolved, root, rootOK && ok && within(root, resolved), ok, t.wild)
+				c.Word = word
+				found = append(found, c)
+			}
+			if spent {
+				break
+			}
+		}
+		if found == nil {
+			possible()
+			continue
+		}
+		out = append(out, found...)
+	}
+	return out, nil
 }
 
 // checkedPath is one resolved path as the path rules see it.

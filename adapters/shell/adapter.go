@@ -26,7 +26,7 @@ func (Parser) FromArgv(argv []string) pdp.ShellFacts {
 func (f Facts) core() pdp.ShellFacts {
 	commands := make([]pdp.ShellCommand, len(f.Commands))
 	for i, c := range f.Commands {
-		commands[i] = pdp.ShellCommand{Argv: c.Argv, Literal: c.Literal}
+		commands[i] = pdp.ShellCommand{Argv: c.Argv, Literal: c.Literal, Glob: c.Glob}
 	}
 	parts := make([]pdp.ShellPart, len(f.Parts))
 	for i, p := range f.Parts {

@@ -16,6 +16,10 @@ type Command struct {
 	// Literal[i] is true when Argv[i] is a plain word: no parameter,
 	// command, arithmetic, glob, brace or tilde expansion.
 	Literal []bool
+	// Glob[i], for a word that is not literal only because of its glob
+	// characters, is the word as a path.Match pattern; nil when there is
+	// none.
+	Glob []string
 }
 
 // Facts are what the policy needs to know of a command string.
@@ -55,11 +59,14 @@ type Facts struct {
 	// bare assignments and declare/export/local arguments.
 	Assigned []string
 
-	in     input   // what the statement being walked reads
-	depth  int     // how deep in sh -c / eval bodies this text is
-	nest   int     // nesting levels of the text this one is a body of
-	budget *budget // the work left for the whole command
-	failed *pdp.Error
+	in input // what the statement being walked reads
+	// envWords and envDepth count the env words read in the command
+	// being walked and how deep in env -S lines it is.
+	envWords, envDepth int
+	depth              int     // how deep in sh -c / eval bodies this text is
+	nest               int     // nesting levels of the text this one is a body of
+	budget             *budget // the work left for the whole command
+	failed             *pdp.Error
 }
 
 // maxBodyDepth bounds how deep sh -c and eval bodies are parsed.
@@ -420,6 +427,14 @@ func callCommand(words []*syntax.Word) Command {
 	cmd := Command{Argv: make([]string, len(words)), Literal: make([]bool, len(words))}
 	for i, w := range words {
 		cmd.Argv[i], cmd.Literal[i] = wordValue(w)
+		if !cmd.Literal[i] {
+			if pattern, ok := globPattern(w); ok {
+				if cmd.Glob == nil {
+					cmd.Glob = make([]string, len(words))
+				}
+				cmd.Glob[i] = pattern
+			}
+		}
 	}
 	return cmd
 }

@@ -52,6 +52,8 @@ type Redirect struct {
 	HereDoc bool
 	// Program is the first word of the command it belongs to, if any.
 	Program string
+	// Literal: the target is exactly Target wherever the call runs.
+	Literal bool
 }
 
 // list walks a statement of a list: a pipeline or && / || chain is split
@@ -90,8 +92,8 @@ func redirect(r *syntax.Redirect, argv []string) Redirect {
 		numbered = r.N.Value != "" && strings.Trim(r.N.Value, "0123456789") == ""
 	}
 	if r.Word != nil {
-		out.Target, _ = wordValue(r.Word)
 		target, literal := wordValue(r.Word)
+		out.Target, out.Literal = target, literal
 		switch r.Op {
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrIn, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
 			out.DevNull = literal && numbered && target == "/dev/null"

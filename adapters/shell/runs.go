@@ -66,7 +66,7 @@ var commandOptionPrograms = setOf("su", "runuser", "script", "flock")
 // shell, ssh runs them on the other side): a literal word of theirs with
 // white space or shell syntax in it is parsed as a command too.
 var textWrappers = setOf("watch", "parallel", "sudo", "doas", "run0", "ssh", "tmux", "screen", "su", "runuser",
-	"script", "flock", "nohup", "setsid", "timeout", "xargs")
+	"script", "flock")
 
 func setOf(names ...string) map[string]bool {
 	m := make(map[string]bool, len(names))
@@ -186,6 +186,9 @@ func unescapeHeredoc(s string) string {
 func (f *Facts) runs(cmd Command) ([]text, []Command) {
 	var texts []text
 	var out []Command
+	if f.envDepth == 0 {
+		f.envWords = 0
+	}
 	addOpaque := func(word string) {
 		for _, c := range out {
 			if c.Argv[0] == word {
@@ -244,6 +247,8 @@ func (f *Facts) runs(cmd Command) ([]text, []Command) {
 			}
 		case commandOptionPrograms[name] || commandOptionPrograms[base]:
 			texts = append(texts, commandOptions(argv, literal, i+1)...)
+		case name == "env" || base == "env":
+			texts, out = f.envRuns(argv[i:], literal[i:], texts, out)
 		}
 	}
 	if literal[0] && named(argv[0], textWrappers) {
@@ -253,16 +258,34 @@ func (f *Facts) runs(cmd Command) ([]text, []Command) {
 			}
 		}
 	}
-	if literal[0] {
-		if name, base := programNames(argv[0]); name == "env" || base == "env" {
-			if c, ok := envCommand(argv, literal); !ok {
-				addOpaque(opaqueOptions)
-			} else if len(c.Argv) > 0 {
-				out = append(out, c)
-			}
-		}
-	}
 	return texts, out
+}
+
+// maxEnvWords bounds the env words of one command whose options are read
+// (env -u env -u env … would cost a scan each); past it the command is
+// opaque.
+const maxEnvWords = 8
+
+// envRuns adds what an env in command position runs from a line of its
+// own (env -S), and what that command runs in turn.
+func (f *Facts) envRuns(argv []string, literal []bool, texts []text, out []Command) ([]text, []Command) {
+	f.envWords++
+	if f.envWords > maxEnvWords || f.envDepth >= maxBodyDepth {
+		return texts, append(out, opaque(opaqueOptions))
+	}
+	c, ok := envCommand(argv, literal)
+	switch {
+	case !ok:
+		return texts, append(out, opaque(opaqueOptions))
+	case len(c.Argv) == 0:
+		return texts, out
+	}
+	c = runTimeWords(c)
+	out = append(out, c)
+	f.envDepth++
+	t, o := f.runs(c)
+	f.envDepth--
+	return append(texts, t...), append(out, o...)
 }
 
 // stdinTexts: a shell reading commands from its standard input runs the
@@ -495,16 +518,25 @@ func runTimeWords(cmd Command) Command {
 		return cmd
 	}
 	out := Command{Argv: append([]string(nil), cmd.Argv...), Literal: append([]bool(nil), cmd.Literal...)}
+	if cmd.Glob != nil {
+		out.Glob = append([]string(nil), cmd.Glob...)
+	}
 	for i := 1; i < len(out.Argv); i++ {
 		for _, r := range replaced {
 			if r != "" && strings.Contains(out.Argv[i], r) {
 				out.Literal[i] = false
+				if out.Glob != nil {
+					out.Glob[i] = ""
+				}
 			}
 		}
 	}
 	if appends {
 		out.Argv = append(out.Argv, opaqueInput)
 		out.Literal = append(out.Literal, false)
+		if out.Glob != nil {
+			out.Glob = append(out.Glob, "")
+		}
 	}
 	return out
 }

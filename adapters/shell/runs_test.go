@@ -59,6 +59,11 @@ func TestWhatACommandRuns(t *testing.T) {
 		"env -S'-i A=1 git push --force'":               push,
 		"env -S'git push' --force":                      push,
 		"env --frobnicate git push --force":             opaqueOptions,
+		"nice env '-Sgit\tpush\t--force'":               push,
+		"timeout 5 env '-Sgit push --force'":            push,
+		"nice env -S 'git\\_push\\_--force'":            push,
+		`env '-Senv --split-string=git\_push\_--force'`: "env --split-string=git push --force | " + push, // \_ splits at the first level
+		"env -S'bash -c \"git push --force\"'":          push,
 		`env -S'git push \q'`:                           opaqueOptions,
 		// Not a shell in command position: nothing more is read.
 		"grep bash x":            "",

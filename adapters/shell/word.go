@@ -98,3 +98,75 @@ func unescapeDoubleQuoted(s string) string {
 	}
 	return b.String()
 }
+
+// globPattern returns a word that is not literal only because of
+// unquoted glob characters (* ? [) as a pattern in path.Match syntax:
+// quoted and escaped text stays literal (escaped), the wildcards stay
+// wild. ok is false for a word with any other expansion (parameters,
+// substitutions, braces, a tilde).
+func globPattern(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	wild := false
+	for i, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			if i == 0 && strings.HasPrefix(p.Value, "~") {
+				return "", false
+			}
+			for j := 0; j < len(p.Value); j++ {
+				c := p.Value[j]
+				switch c {
+				case '\\':
+					if j+1 < len(p.Value) {
+						j++
+						if p.Value[j] != '\n' {
+							b.WriteByte('\\')
+							b.WriteByte(p.Value[j])
+						}
+					}
+				case '{', '}':
+					return "", false
+				case '*', '?', '[':
+					wild = true
+					b.WriteByte(c)
+				default:
+					b.WriteByte(c)
+				}
+			}
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return "", false
+			}
+			b.WriteString(escapeGlob(p.Value))
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				return "", false
+			}
+			for _, inner := range p.Parts {
+				lit, ok := inner.(*syntax.Lit)
+				if !ok {
+					return "", false
+				}
+				b.WriteString(escapeGlob(unescapeDoubleQuoted(lit.Value)))
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), wild
+}
+
+// escapeGlob escapes the characters path.Match reads as wildcards.
+func escapeGlob(s string) string {
+	if !strings.ContainsAny(s, `*?[\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(`*?[\`, s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -51,29 +51,30 @@ test_path_deny_decides_at_explicit_deny_everywhere if {
 	d.rule == ".env"
 }
 
-# --- ask: over the level and a grant, not over the mode ------------------
+# --- ask: over the level, a grant and the mode ----------------------------
 
 test_path_ask_asks_over_the_level if {
 	every level in ["READ_ONLY", "READ_WRITE", "SMART"] {
 		every mode in ["always-ask", "on-demand"] {
 			d := decide(file_call("fs.write", {"permission_level": level, "mode": mode}, [inside(".github/workflows/ci.yml", workflow_ask)]))
 			d.decision == "ask"
-			d.step == "rule"
+			d.step == "explicit_deny"
 			d.rule == ".github/workflows/**"
 			d.reason == "The policy path rule \".github/workflows/**\" asks before writing /w/.github/workflows/ci.yml."
 		}
 	}
 }
 
-test_path_ask_gives_way_to_the_mode if {
+test_path_ask_holds_over_the_mode if {
+	# An ask written as a rule holds in every mode, like a deny.
 	every c in [
 		{"permission_level": "FULL"},
 		{"mode": "allow-all"},
 		{"execution_mode": "CLOUD"},
 	] {
 		d := decide(file_call("fs.write", c, [inside(".github/workflows/ci.yml", workflow_ask)]))
-		d.decision == "allow"
-		d.rule == "MODE"
+		d.decision == "ask"
+		d.rule == ".github/workflows/**"
 	}
 }
 
@@ -82,7 +83,7 @@ test_path_ask_asks_over_a_grant if {
 	inp := object.union(file_call("shell.exec", {"grants": [{"capability": "shell.exec", "fingerprint": "git status"}]}, [cwd]), {"tool": "shell", "shell": plain(["git", "status"])})
 	d := decide(inp)
 	d.decision == "ask"
-	d.step == "rule"
+	d.step == "explicit_deny"
 	d.rule == ".git/**"
 	d.reason == "The session path rule \".git/**\" asks before writing /w/.git/hooks."
 }

@@ -1,0 +1,127 @@
+package toolperm_test
+
+import data.toolperm
+import rego.v1
+
+# Shell words meet the path rules (docs/security.md, "Path rules through
+# the shell"): the engine resolves every word of every command and every
+# redirection's target and hands over the rules each layer has for it;
+# the policy decides which access the word implies.
+
+# shell_paths_call is a shell.exec call of the commands (argv lists) with
+# the given checked paths.
+shell_paths_call(argvs, overrides, paths) := {
+	"tool": "shell", "capability": "shell.exec",
+	"session": session(overrides),
+	"shell": list_facts(argvs, []),
+	"workspace": {"outside": [], "paths": paths},
+}
+
+# word_path is a checked path for word i of command j.
+word_path(rel, j, i, rules) := object.union(inside(rel, rules), {"shell": {"command": j, "word": i}})
+
+redirect_path(rel, op, rules) := object.union(inside(rel, rules), {"shell": {"redirect": op}})
+
+# possible marks each rule of a fact as only possibly met.
+possible(rules) := {access: {layer: object.union(m, {"possible": true}) | some layer, m in by_layer} | some access, by_layer in rules}
+
+full := {"permission_level": "FULL"}
+
+test_an_operand_meets_the_path_rules_at_every_level_and_mode if {
+	every overrides in [full, {"mode": "allow-all"}, {"execution_mode": "CLOUD"}, {}] {
+		d := decide(shell_paths_call([["cat", ".env"]], overrides, [word_path(".env", 0, 1, env_deny)]))
+		d.decision == "deny"
+		d.step == "explicit_deny"
+		d.rule == ".env"
+		d.reason == "The policy path rule \".env\" denies reading /w/.env (the word \".env\" of \"cat .env\")."
+	}
+	d := decide(shell_paths_call([["cat", ".env"]], full, [word_path(".env", 0, 1, env_deny)]))
+	d.matches.path.word == {"value": ".env", "command": "cat .env", "possible": false}
+}
+
+test_a_redirection_writes_or_reads_its_target if {
+	write_only := {"write": {"policy": rule("ci.yml", "ask")}}
+	read_only := {"read": {"policy": rule("ci.yml", "ask")}}
+	every op in [">", ">>", ">|", "&>", "&>>", "2>", ">&"] {
+		expect(shell_paths_call([["echo", "x"]], full, [redirect_path("ci.yml", op, write_only)]), "ask", "config", "ci.yml")
+		expect(shell_paths_call([["echo", "x"]], full, [redirect_path("ci.yml", op, read_only)]), "allow", "mode", "MODE")
+	}
+	expect(shell_paths_call([["wc"]], full, [redirect_path("ci.yml", "<", read_only)]), "ask", "config", "ci.yml")
+	expect(shell_paths_call([["wc"]], full, [redirect_path("ci.yml", "0<", write_only)]), "allow", "mode", "MODE")
+	expect(shell_paths_call([["wc"]], full, [redirect_path("ci.yml", "<>", write_only)]), "ask", "config", "ci.yml")
+	d := decide(shell_paths_call([["echo", "x"]], full, [redirect_path("ci.yml", ">", write_only)]))
+	d.reason == "The policy path rule \"ci.yml\" asks before writing /w/ci.yml (the redirection > ci.yml)."
+}
+
+test_what_each_program_does_to_its_operands if {
+	write_ask := {"write": {"policy": rule("x", "ask")}}
+	read_ask := {"read": {"policy": rule("x", "ask")}}
+
+	# read: cat and friends read, never write.
+	expect(shell_paths_call([["cat", "x"]], full, [word_path("x", 0, 1, read_ask)]), "ask", "config", "x")
+	expect(shell_paths_call([["cat", "x"]], full, [word_path("x", 0, 1, write_ask)]), "allow", "mode", "MODE")
+
+	# none: echo's operands are text.
+	expect(shell_paths_call([["echo", "x"]], full, [word_path("x", 0, 1, env_deny)]), "allow", "mode", "MODE")
+
+	# write: rm, tee, truncate write what they name.
+	every prog in ["rm", "tee", "truncate", "touch", "chmod"] {
+		expect(shell_paths_call([[prog, "x"]], full, [word_path("x", 0, 1, write_ask)]), "ask", "config", "x")
+	}
+
+	# copy: the destination is written, the sources read.
+	expect(shell_paths_call([["cp", "x", "y"]], full, [word_path("x", 0, 1, read_ask)]), "ask", "config", "x")
+	expect(shell_paths_call([["cp", "x", "y"]], full, [word_path("x", 0, 1, write_ask)]), "allow", "mode", "MODE")
+	expect(shell_paths_call([["cp", "y", "x"]], full, [word_path("x", 0, 2, write_ask)]), "ask", "config", "x")
+
+	# move: both ends are read and written.
+	expect(shell_paths_call([["mv", "x", "y"]], full, [word_path("x", 0, 1, write_ask)]), "ask", "config", "x")
+
+	# sed writes only in place.
+	expect(shell_paths_call([["sed", "s/a/b/", "x"]], full, [word_path("x", 0, 2, write_ask)]), "allow", "mode", "MODE")
+	expect(shell_paths_call([["sed", "-i", "s/a/b/", "x"]], full, [word_path("x", 0, 3, write_ask)]), "ask", "config", "x")
+	expect(shell_paths_call([["sed", "--in-place=.bak", "s/a/b/", "x"]], full, [word_path("x", 0, 3, write_ask)]), "ask", "config", "x")
+
+	# dd writes of= and reads if=.
+	expect(shell_paths_call([["dd", "of=x"]], full, [word_path("x", 0, 1, write_ask)]), "ask", "config", "x")
+	expect(shell_paths_call([["dd", "if=x"]], full, [word_path("x", 0, 1, write_ask)]), "allow", "mode", "MODE")
+	expect(shell_paths_call([["dd", "if=x"]], full, [word_path("x", 0, 1, read_ask)]), "ask", "config", "x")
+
+	# A program the policy does not know may do both; so may one named by
+	# an expansion.
+	expect(shell_paths_call([["frobnicate", "x"]], full, [word_path("x", 0, 1, write_ask)]), "ask", "config", "x")
+	expect(shell_paths_call([["frobnicate", "x"]], full, [word_path("x", 0, 1, read_ask)]), "ask", "config", "x")
+	expect(shell_paths_call([["$P"]], full, [word_path("x", 0, 0, read_ask)]), "ask", "config", "x")
+}
+
+test_a_word_that_may_name_a_protected_path_asks if {
+	# $F, .en*, ~/.ssh/*: the engine hands over the strictest rule the word
+	# may meet, marked possible; a deny it only may meet asks.
+	p := object.union(word_path("$F", 0, 1, possible(env_deny)), {"possible": true, "path": ""})
+	every overrides in [full, {"mode": "allow-all"}, {"execution_mode": "CLOUD"}] {
+		expect(shell_paths_call([["cat", "$F"]], overrides, [p]), "ask", "config", ".env")
+	}
+	d := decide(shell_paths_call([["cat", "$F"]], full, [p]))
+	d.reason == "The word \"$F\" of \"cat $F\" may name a path the policy path rule \".env\" denies reading: a person decides."
+	d.matches.path.possible == true
+
+	r := object.union(redirect_path("$F", ">", possible(env_deny)), {"possible": true, "path": ""})
+	d2 := decide(shell_paths_call([["echo", "x"]], full, [r]))
+	d2.decision == "ask"
+	d2.reason == "The redirection > $F may name a path the policy path rule \".env\" denies writing: a person decides."
+}
+
+test_a_long_command_is_cut_in_the_reason if {
+	long := concat("", ["x" | some _ in numbers.range(1, 300)])
+	d := decide(shell_paths_call([["cat", long]], full, [word_path(long, 0, 1, env_deny)]))
+	d.decision == "deny"
+	contains(d.reason, "…")
+	count(d.reason) < 1000
+}
+
+test_shell_words_of_another_capability_are_not_judged if {
+	p := word_path(".env", 0, 1, env_deny)
+	inp := object.union(object.remove(shell_paths_call([["cat", ".env"]], full, [p]), ["tool"]), {"capability": "fs.list"})
+	d := decide(inp)
+	d.decision == "allow"
+}
