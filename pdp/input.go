@@ -113,7 +113,11 @@ func sessionInput(s *Session) map[string]any {
 	var grants []any
 	for cur := s; cur != nil; cur = cur.Parent {
 		for _, g := range cur.Grants {
-			grants = append(grants, map[string]any{"capability": g.Capability, "fingerprint": g.Fingerprint})
+			scope := "session"
+			if g.Scope == "project" {
+				scope = "project"
+			}
+			grants = append(grants, map[string]any{"capability": g.Capability, "fingerprint": g.Fingerprint, "scope": scope})
 		}
 	}
 	if grants == nil {

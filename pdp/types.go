@@ -60,6 +60,9 @@ const Assess = "assess"
 type Grant struct {
 	Capability  string `json:"capability"`
 	Fingerprint string `json:"fingerprint"`
+	// Scope is "project" for a grant of the session's project
+	// (allow_project); empty or "session" for the session's own.
+	Scope string `json:"scope,omitempty"`
 }
 
 // Session is the state a decision depends on. The service stores it; the

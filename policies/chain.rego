@@ -101,16 +101,29 @@ step_dangerous := verdict("dangerous", "deny", "default", "DANGEROUS_NO_RULE", s
 	not has_rule
 }
 
-step_session_grant := verdict("session_grant", "allow", "session-grant", "SESSION_GRANT", sprintf("The session has a grant for %q.", [fingerprint])) if {
+step_session_grant := verdict("session_grant", "allow", g.source, g.rule, g.reason) if {
 	fingerprint != null
 	not ask_always_hit
-	some g in input.session.grants
-	g.capability == capability
-	g.fingerprint == fingerprint
+	g := grant_for(capability, fingerprint)
 } else := verdict("session_grant", "allow", parts_allow_source, parts_allow_rule, parts_allow_reason) if {
 	# Every part allowed by a command rule or a grant (commands.rego).
 	parts_allowed
 	not ask_always_hit
+}
+
+# grant_for is how the session's grants cover a fingerprint: by a grant
+# of the session's own (source session-grant) before one of its project
+# (project-grant, from allow_project).
+grant_for(cap, fp) := {"source": "session-grant", "rule": "SESSION_GRANT", "reason": sprintf("The session has a grant for %q.", [fp])} if {
+	some g in input.session.grants
+	g.capability == cap
+	g.fingerprint == fp
+	object.get(g, "scope", "session") != "project"
+} else := {"source": "project-grant", "rule": "PROJECT_GRANT", "reason": sprintf("The project has a grant for %q.", [fp])} if {
+	some g in input.session.grants
+	g.capability == cap
+	g.fingerprint == fp
+	g.scope == "project"
 }
 
 step_rule := verdict("rule", "ask", resolved.source, resolved.pattern, sprintf("The %s rule %q asks before %s.", [resolved.layer, resolved.pattern, capability])) if {

@@ -275,14 +275,9 @@ part_verdict(i, p) := {
 } if {
 	plain_part(p)
 	m := rule_allows(p)
-} else := {
-	"text": p.text, "fingerprint": fp, "decision": "allow", "source": "session-grant",
-	"rule": "SESSION_GRANT", "reason": sprintf("The session has a grant for %q.", [fp]),
-} if {
+} else := object.union({"text": p.text, "fingerprint": fp, "decision": "allow"}, g) if {
 	fp := part_fingerprint(p)
-	some g in input.session.grants
-	g.capability == capability
-	g.fingerprint == fp
+	g := grant_for(capability, fp)
 } else := {
 	"text": p.text, "fingerprint": part_fingerprint_or_null(p), "decision": null, "source": null,
 	"rule": null, "reason": null,
@@ -342,12 +337,17 @@ parts_allowed if {
 parts_allow_source := "session-grant" if {
 	some v in part_verdicts
 	v.source == "session-grant"
+} else := "project-grant" if {
+	some v in part_verdicts
+	v.source == "project-grant"
 } else := "config"
 
 parts_allow_rule := part_verdicts[0].rule if {
 	count(part_verdicts) == 1
 } else := "SESSION_GRANT" if {
 	parts_allow_source == "session-grant"
+} else := "PROJECT_GRANT" if {
+	parts_allow_source == "project-grant"
 } else := "COMMAND_RULES"
 
 parts_allow_reason := part_verdicts[0].reason if {

@@ -40,15 +40,26 @@ func TestProjectGrant(t *testing.T) {
 	s.mustStatus(http.StatusCreated, "POST", "/v1/sessions", map[string]any{"id": "other", "workspace": "/elsewhere"})
 	ask := s.decide(shell("p1", "make test"))
 	s.mustStatus(http.StatusOK, "POST", "/v1/decisions/"+ask["decision_id"].(string)+"/answer", map[string]any{"answer": "allow_project"})
-	expectDecision(t, s.decide(shell("p2", "make test")), "allow", "session-grant")
+	// A project grant is reported as one, not as the session's own.
+	projectGranted := s.decide(shell("p2", "make test"))
+	expectDecision(t, projectGranted, "allow", "project-grant")
+	if projectGranted["rule"] != "PROJECT_GRANT" || projectGranted["reason"] != `The project has a grant for "make test".` {
+		t.Fatalf("project grant: %v", projectGranted)
+	}
+	trail := s.mustStatus(http.StatusOK, "GET", "/v1/decisions/"+projectGranted["decision_id"].(string), nil)
+	if trail["source"] != "project-grant" || trail["rule"] != "PROJECT_GRANT" {
+		t.Fatalf("the audit trail records %v/%v", trail["source"], trail["rule"])
+	}
+	// p1 answered allow_project: its own session has no grant of its own.
+	expectDecision(t, s.decide(shell("p1", "make test")), "allow", "project-grant")
 	elsewhere := shell("other", "make test")
 	elsewhere["cwd"] = "/elsewhere"
 	expectDecision(t, s.decide(elsewhere), "ask", "level")
 
 	s = s.restart()
-	expectDecision(t, s.decide(shell("p2", "make test")), "allow", "session-grant")
+	expectDecision(t, s.decide(shell("p2", "make test")), "allow", "project-grant")
 	s.mustStatus(http.StatusCreated, "POST", "/v1/sessions", map[string]any{"id": "p3", "workspace": "/home/u/proj"})
-	expectDecision(t, s.decide(shell("p3", "make test")), "allow", "session-grant")
+	expectDecision(t, s.decide(shell("p3", "make test")), "allow", "project-grant")
 
 	list := s.mustStatus(http.StatusOK, "GET", "/v1/sessions/p2/grants", nil)
 	grants, _ := list["grants"].([]any)

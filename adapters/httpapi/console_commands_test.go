@@ -44,7 +44,7 @@ func TestConsoleProjectGrant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	expectDecision(t, s.decide(map[string]any{"session_id": "pb", "tool": "shell", "args": map[string]any{"command": "make test"}, "cwd": "/w"}), "allow", "session-grant")
+	expectDecision(t, s.decide(map[string]any{"session_id": "pb", "tool": "shell", "args": map[string]any{"command": "make test"}, "cwd": "/w"}), "allow", "project-grant")
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(s.srv.URL+"/ui/#sessions"),
 		chromedp.WaitVisible(`#session-pb .grant.project .revoke`),

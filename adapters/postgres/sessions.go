@@ -18,7 +18,7 @@ const sessionColumns = storerows.SessionColumnNames
 
 // treeQuery reads a session and its parents, nearest first, in one round
 // trip; the root's row also carries its grants (a JSON array of
-// [capability, fingerprint]): those stored on it and the project grants
+// [capability, fingerprint, scope]): those stored on it and the project grants
 // of its workspace and owner. Nothing is cached: every decision reads the
 // tree as committed, whichever replica changed it.
 const treeQuery = `WITH RECURSIVE chain AS (
@@ -30,7 +30,7 @@ const treeQuery = `WITH RECURSIVE chain AS (
 )
 SELECT ` + sessionColumns + `,
 	CASE WHEN parent_session_id IS NULL THEN
-		(SELECT COALESCE(json_agg(json_build_array(g.capability, g.fingerprint) ORDER BY g.id), '[]')::text FROM grants g
+		(SELECT COALESCE(json_agg(json_build_array(g.capability, g.fingerprint, g.scope) ORDER BY g.id), '[]')::text FROM grants g
 			WHERE g.session_id = chain.id OR (g.scope = 'project' AND chain.workspace != '' AND g.workspace = chain.workspace AND g.owner = chain.owner))
 	END
 FROM chain ORDER BY depth`
@@ -64,7 +64,7 @@ func (s *Store) SessionTree(ctx context.Context, id string) (*pdp.Session, error
 	case chain[len(chain)-1].ParentSessionID != "":
 		return nil, fmt.Errorf("session %q: %w", chain[len(chain)-1].ParentSessionID, pdp.ErrNotFound)
 	}
-	var pairs [][2]string
+	var pairs [][3]string
 	if grants != nil {
 		if err := json.Unmarshal([]byte(*grants), &pairs); err != nil {
 			return nil, fmt.Errorf("reading the grants of %q: %w", chain[len(chain)-1].ID, err)
@@ -72,7 +72,7 @@ func (s *Store) SessionTree(ctx context.Context, id string) (*pdp.Session, error
 	}
 	tree := make([]pdp.Grant, 0, len(pairs))
 	for _, g := range pairs {
-		tree = append(tree, pdp.Grant{Capability: g[0], Fingerprint: g[1]})
+		tree = append(tree, pdp.Grant{Capability: g[0], Fingerprint: g[1], Scope: g[2]})
 	}
 	return pdp.AssembleTree(chain, tree), nil
 }

@@ -46,7 +46,7 @@ func (s *Store) loadTree(ctx context.Context, id string) (*pdp.Session, error) {
 	}
 	tree := make([]pdp.Grant, 0, len(grants))
 	for _, g := range grants {
-		tree = append(tree, pdp.Grant{Capability: g.Capability, Fingerprint: g.Fingerprint})
+		tree = append(tree, pdp.Grant{Capability: g.Capability, Fingerprint: g.Fingerprint, Scope: g.Scope})
 	}
 	return pdp.AssembleTree(chain, tree), nil
 }

@@ -842,6 +842,9 @@ func testProjectGrants(t *testing.T, s Store) {
 		if err != nil || len(tree.Grants) != c.want {
 			t.Fatalf("the tree of %s has grants %+v, %v; want %d", c.session, tree.Grants, err, c.want)
 		}
+		if c.want == 1 && tree.Grants[0].Scope != "project" {
+			t.Fatalf("the tree of %s holds %+v: a project grant says so, to be reported as one", c.session, tree.Grants[0])
+		}
 	}
 	// A project grant is revoked from any session it applies to.
 	grants, _ := s.Grants(ctx, "p2")
