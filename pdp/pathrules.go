@@ -297,6 +297,11 @@ func (p *Policy) pathFacts(v WorkspaceVerdict, session *PathRules) []any {
 				kind[layer.name] = rule
 			}
 		}
+		if c.Word != nil && len(byAccess) == 0 {
+			// A shell word no rule of either layer meets tells the
+			// policy nothing (it is never outside the call).
+			continue
+		}
 		fact["rules"] = byAccess
 		out = append(out, fact)
 	}
