@@ -43,6 +43,7 @@ func (s *Server) getDecision(c echo.Context) error {
 		return err
 	}
 	if wait > 0 && rec.Decision.Decision == pdp.Ask && rec.Answer == nil {
+		s.cfg.Logger.Debug("waiting for an answer", "decision_id", id, "wait", wait)
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
 		for rec.Answer == nil {
@@ -58,14 +59,26 @@ func (s *Server) getDecision(c echo.Context) error {
 			case <-timer.C:
 				// The record as it is when the wait ends (an outcome
 				// recorded meanwhile included).
-				if rec, err = s.cfg.Store.Decision(ctx, id); err != nil {
-					return storeUnavailable(err)
-				}
-				return c.JSON(http.StatusOK, rec)
+				return s.decisionAsItStands(c, id)
+			case <-s.cfg.Stopping:
+				// Shutting down: the record as it stands, still pending,
+				// so the runtime asks again, of another replica or of
+				// this one once it is back.
+				return s.decisionAsItStands(c, id)
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		}
+	}
+	return c.JSON(http.StatusOK, rec)
+}
+
+// decisionAsItStands answers a wait that ends without an answer with the
+// decision read again.
+func (s *Server) decisionAsItStands(c echo.Context, id string) error {
+	rec, err := s.cfg.Store.Decision(c.Request().Context(), id)
+	if err != nil {
+		return storeUnavailable(err)
 	}
 	return c.JSON(http.StatusOK, rec)
 }

@@ -76,6 +76,11 @@ func (s *Server) events(c echo.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-s.cfg.Stopping:
+			// The reader reconnects, to this server once it is back or
+			// to another replica, with the last id it got.
+			_ = send(": the server is shutting down\n\n")
+			return nil
 		case <-ping.C:
 			frame = ": ping\n\n"
 		case change, open := <-sub.Changes():

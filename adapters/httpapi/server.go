@@ -70,6 +70,11 @@ type Config struct {
 	// GET /v1/decisions returns (default 4 KiB); longer ones are cut and
 	// the item says "truncated": true. GET /v1/decisions/{id} is whole.
 	MaxListArgBytes int
+	// Stopping, when set, is closed when the server starts shutting down:
+	// every request parked on GET /v1/decisions/{id}?wait= then returns the
+	// decision as it stands and every event stream ends, so a graceful
+	// stop does not wait for them.
+	Stopping <-chan struct{}
 }
 
 // Observer is told of every request and every refusal.

@@ -170,6 +170,8 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		logger.Error("no valid policy yet; not ready until one loads", "source", src.Path, "err", err)
 	}
 	go watcher.Run(ctx)
+	// Closed when shutting down starts: parked waits answer at once.
+	stopping := make(chan struct{})
 	api := httpapi.New(httpapi.Config{
 		Engine: engine, Store: store,
 		DefaultLevel: level, DefaultMode: mode,
@@ -178,6 +180,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		PolicyStatus: func() any { return watcher.Status() },
 		Impact:       impactOf(src, store),
 		Metrics:      onMainListener(cfg.Metrics.Addr, m.Handler()),
+		Stopping:     stopping,
 	})
 	if cfg.Metrics.Addr != "" {
 		mln, err := net.Listen("tcp", cfg.Metrics.Addr)
@@ -198,8 +201,10 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 	// timeout, so an answer held for ?wait= is not cut.
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: headerTimeout(cfg.Server.ReadTimeout),
 		ReadTimeout: cfg.Server.ReadTimeout, IdleTimeout: cfg.Server.IdleTimeout}
-	// Streams of GET /v1/events end when shutting down starts; requests
-	// in flight finish.
+	// When shutting down starts, requests parked on ?wait= answer with the
+	// decision as it stands (still pending) and streams of GET /v1/events
+	// end; the other requests in flight finish.
+	srv.RegisterOnShutdown(func() { close(stopping) })
 	srv.RegisterOnShutdown(changes.Close)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -213,7 +218,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		return fmt.Errorf("serving: %w", err)
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down: finishing requests in flight")
+	logger.Info("shutting down: answering parked waits as they stand, ending event streams, finishing requests in flight")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
