@@ -23,6 +23,10 @@ type Options struct {
 	// Stall is how long a subscriber with a full buffer is waited for
 	// before it is dropped (default 5s).
 	Stall time.Duration
+	// After, when set, starts each stall's clock instead of a timer: the
+	// stall ends when the channel it returns yields. A test decides with
+	// it when a stall has lasted long enough.
+	After func(time.Duration) <-chan time.Time
 	// Poll rereads the log at least this often (default 2s), for changes
 	// no one notified the hub of.
 	Poll   time.Duration
@@ -304,6 +308,9 @@ func (s *subscription) pump() {
 		}
 		for _, c := range cs {
 			if err := s.send(c); err != nil {
+				if errors.Is(err, pdp.ErrSlowReader) {
+					s.h.opts.Logger.Warn("dropped an event reader that fell behind; it resumes from its last id", "after", pos, "buffer", cap(s.out), "stall", s.h.opts.Stall)
+				}
 				s.err = err
 				return
 			}
@@ -331,12 +338,18 @@ func (s *subscription) send(c pdp.Change) error {
 		return nil
 	default:
 	}
-	stall := time.NewTimer(s.h.opts.Stall)
-	defer stall.Stop()
+	var stalled <-chan time.Time
+	if s.h.opts.After != nil {
+		stalled = s.h.opts.After(s.h.opts.Stall)
+	} else {
+		stall := time.NewTimer(s.h.opts.Stall)
+		defer stall.Stop()
+		stalled = stall.C
+	}
 	select {
 	case s.out <- c:
 		return nil
-	case <-stall.C:
+	case <-stalled:
 		return pdp.ErrSlowReader
 	case <-s.stop:
 		return errClosed

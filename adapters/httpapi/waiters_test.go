@@ -1,12 +1,10 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"testing"
 	"time"
@@ -16,35 +14,15 @@ import (
 	"github.com/toolperm/pdp/pdp"
 )
 
-// parkedLog is a log handler that tells of every wait as it parks.
-type parkedLog struct{ parked chan<- string }
-
-func (h parkedLog) Enabled(context.Context, slog.Level) bool { return true }
-func (h parkedLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h parkedLog) WithGroup(string) slog.Handler            { return h }
-func (h parkedLog) Handle(_ context.Context, r slog.Record) error {
-	if r.Message != "waiting for an answer" {
-		return nil
-	}
-	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "decision_id" {
-			h.parked <- a.Value.String()
-		}
-		return true
-	})
-	return nil
-}
-
 // When the server starts shutting down (Config.Stopping closes), every
 // parked wait answers at once with the decision as it stands, a wait
 // asked for afterwards does not park, and the event streams end; an
 // answered decision is still answered.
 func TestStoppingAnswersParkedWaits(t *testing.T) {
 	stopping := make(chan struct{})
-	parked := make(chan string, 8)
+	logger, parked := logged("waiting for an answer")
 	s := startServiceWith(t, func(c *httpapi.Config, _ *pdp.Components) {
-		c.Stopping, c.MaxWait = stopping, time.Hour
-		c.Logger = slog.New(parkedLog{parked})
+		c.Stopping, c.MaxWait, c.Logger = stopping, time.Hour, logger
 	})
 	stream := s.events("")
 	pending := s.decide(shell("stop", "git log"))["decision_id"].(string)
@@ -75,7 +53,7 @@ func TestStoppingAnswersParkedWaits(t *testing.T) {
 		}()
 	}
 	for range 2 {
-		if id := <-parked; id != pending {
+		if id := attr(<-parked, "decision_id"); id != pending {
 			t.Fatalf("parked on %s", id)
 		}
 	}
