@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -19,7 +20,12 @@ func (s *Server) decide(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	session, err := s.sessions.Resolve(ctx, req, callerOf(c).core())
+	// The tree read has the decision's deadline; the audit write has its
+	// own (cmd/pdp gives the audit log one), and the evaluation — an LLM
+	// call included — is not store work.
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.DecisionTimeout)
+	session, err := s.sessions.Resolve(rctx, req, callerOf(c).core())
+	cancel()
 	if err != nil {
 		return storeUnavailable(err)
 	}

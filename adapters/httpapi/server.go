@@ -40,7 +40,10 @@ type Config struct {
 	MaxBodyBytes int64
 	// MaxWait bounds GET /v1/decisions/{id}?wait=….
 	MaxWait time.Duration
-	Logger  *slog.Logger
+	// DecisionTimeout bounds reading (or creating) a decision's session
+	// tree (default 2s); past it the answer is 503 store_unavailable.
+	DecisionTimeout time.Duration
+	Logger          *slog.Logger
 	// Tokens are the bearer tokens and their roles; none means every
 	// caller has every role (the server must then listen on loopback).
 	Tokens []Token
@@ -104,6 +107,9 @@ func New(cfg Config) *echo.Echo {
 	}
 	if cfg.MaxWait <= 0 {
 		cfg.MaxWait = time.Minute
+	}
+	if cfg.DecisionTimeout <= 0 {
+		cfg.DecisionTimeout = 2 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -218,13 +224,34 @@ func (s *Server) health(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// ready: a policy is active and the database takes writes.
+// HealthReporter is a store that knows, without asking the database,
+// whether the audit trail can be written now (the last commits' results,
+// its own probes, the file check).
+type HealthReporter interface {
+	Health() error
+}
+
+// readyProbeTimeout bounds asking a store that does not report its
+// health (GET /ready answers within it).
+const readyProbeTimeout = 100 * time.Millisecond
+
+// ready: a policy is active and the audit trail can be written. It
+// reads the store's recent health, so a probe never queues with
+// decisions.
 func (s *Server) ready(c echo.Context) error {
 	p := s.cfg.Engine.Policy()
 	if p == nil {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "not_ready", "reason": "no policy is active"})
 	}
-	if err := s.cfg.Store.Writable(c.Request().Context()); err != nil {
+	var err error
+	if h, ok := s.cfg.Store.(HealthReporter); ok {
+		err = h.Health()
+	} else {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), readyProbeTimeout)
+		err = s.cfg.Store.Writable(ctx)
+		cancel()
+	}
+	if err != nil {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "not_ready", "reason": err.Error()})
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready", "revision": p.Revision})

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,11 +16,17 @@ import (
 // asks, in one round trip run as one implicit transaction: the server
 // commits it at the batch's end (synchronous_commit makes that durable)
 // and only then answers, after which every caller of the batch is
-// answered. An error anywhere rolls all of it back.
-func writeTx(pool *pgxpool.Pool, timeout time.Duration, batch []sqlstore.PendingEvent) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+// answered. An error anywhere rolls all of it back. ctx carries the
+// batch's deadline (its callers' nearest), which the server enforces too:
+// statement_timeout and lock_timeout for this transaction alone.
+func writeTx(ctx context.Context, pool *pgxpool.Pool, timeout time.Duration, batch []sqlstore.PendingEvent) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var b pgx.Batch
+	if d, ok := ctx.Deadline(); ok {
+		ms := strconv.FormatInt(max(time.Until(d).Milliseconds(), 1), 10)
+		b.Queue(`SELECT set_config('statement_timeout', $1, true), set_config('lock_timeout', $1, true)`, ms)
+	}
 	insert := sqlstore.Numbered(sqlstore.InsertDecision)
 	for _, p := range batch {
 		args, err := dialect.EventArgs(p)

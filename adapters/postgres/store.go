@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/toolperm/pdp/internal/sqlstore"
@@ -49,6 +50,8 @@ type Store struct {
 	pool     *pgxpool.Pool
 	listener *listener
 	closeCtx context.CancelFunc
+	health   *sqlstore.Health
+	probed   chan struct{}
 }
 
 // IsURL reports whether a db.path names a PostgreSQL database
@@ -82,6 +85,15 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		cfg.ConnConfig.RuntimeParams = map[string]string{}
 	}
 	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
+	// A connection the pool drops because it broke (the server went away
+	// or stalled past a deadline) makes the store unhealthy at once; the
+	// probe then watches it come back.
+	health := sqlstore.NewHealth()
+	cfg.BeforeClose = func(c *pgx.Conn) {
+		if c.IsClosed() {
+			health.Wrote(errors.New("a connection to PostgreSQL broke"))
+		}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
@@ -92,13 +104,50 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	lctx, cancel := context.WithCancel(context.Background())
 	conn := db{conn{pool}, pool.Begin}
-	s := &Store{pool: pool, closeCtx: cancel, shared: &sqlstore.Store{Read: conn, Write: conn, Dialect: dialect,
+	s := &Store{pool: pool, closeCtx: cancel, health: health, probed: make(chan struct{}), shared: &sqlstore.Store{Read: conn, Write: conn, Dialect: dialect,
 		Now: func() time.Time { return utc(time.Now()) }, AddChanges: addChanges, FindRoot: rootID, Answered: announceAnswer}}
-	s.Audit = sqlstore.NewAuditWriter(func(batch []sqlstore.PendingEvent) error {
-		return writeTx(pool, opts.WriteTimeout, batch)
+	s.Audit = sqlstore.NewAuditWriter(func(ctx context.Context, batch []sqlstore.PendingEvent) error {
+		err := writeTx(ctx, pool, opts.WriteTimeout, batch)
+		s.health.Wrote(err)
+		return err
 	}, opts.MaxBatch, opts.Observer, ErrClosed)
 	s.listener = newListener(lctx, cfg.ConnConfig.Copy())
+	go s.probe(lctx)
 	return s, nil
+}
+
+// probe checks, while audit batches fail or none succeeded for a while,
+// that the database takes writes, until ctx ends; GET /ready reads the
+// results and never waits on the database.
+func (s *Store) probe(ctx context.Context) {
+	defer close(s.probed)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if s.health.Failing() || s.health.Idle(5*time.Second) {
+			pctx, cancel := context.WithTimeout(ctx, time.Second)
+			err := s.Writable(pctx)
+			cancel()
+			if ctx.Err() == nil {
+				s.health.Wrote(err)
+			}
+		}
+	}
+}
+
+// Health is why the audit trail cannot be written now, or nil: the
+// result of the last audit batches and probes. It never waits on the
+// database.
+func (s *Store) Health() error {
+	if err := s.health.Err(); err != nil {
+		return fmt.Errorf("database is not writable: %w", err)
+	}
+	return nil
 }
 
 // Close flushes the pending audit events, stops listening and closes the
@@ -107,6 +156,7 @@ func (s *Store) Close() error {
 	s.Audit.Close()
 	s.closeCtx()
 	s.listener.wait()
+	<-s.probed
 	s.pool.Close()
 	return nil
 }

@@ -2,16 +2,51 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/toolperm/pdp/internal/sqlstore"
 )
 
 // writeTx writes a batch of events, and the change log entries of its
-// asks, in one transaction of the writer connection.
-func (s *Store) writeTx(batch []sqlstore.PendingEvent) error {
-	ctx := context.Background()
-	tx, err := s.write.BeginTx(ctx, nil)
+// asks, in one transaction of the writer connection. ctx carries the
+// batch's deadline (its callers' nearest); SQLite's busy wait cannot be
+// interrupted, so the transaction's busy timeout is lowered to it. The
+// commit's outcome is known either way: committed, or nothing written.
+func (s *Store) writeTx(ctx context.Context, batch []sqlstore.PendingEvent) error {
+	if err := s.health.Fault(); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	err := s.writeBatch(ctx, batch)
+	if err != nil {
+		// A deleted file shows as failed writes first: look at once
+		// rather than at the next tick.
+		s.checkFile()
+	}
+	s.health.Wrote(err)
+	return err
+}
+
+func (s *Store) writeBatch(ctx context.Context, batch []sqlstore.PendingEvent) error {
+	conn, err := s.write.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	defer conn.Close()
+	if d, ok := ctx.Deadline(); ok {
+		left := time.Until(d)
+		if left <= 0 {
+			return fmt.Errorf("audit: %w", context.DeadlineExceeded)
+		}
+		if left < s.busy {
+			if err := setBusy(ctx, conn, left); err != nil {
+				return fmt.Errorf("audit: %w", err)
+			}
+			defer setBusy(context.Background(), conn, s.busy)
+		}
+	}
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
@@ -37,4 +72,12 @@ func (s *Store) writeTx(batch []sqlstore.PendingEvent) error {
 		return fmt.Errorf("audit: commit: %w", err)
 	}
 	return nil
+}
+
+// setBusy sets the connection's busy timeout (at least a millisecond:
+// zero would turn the wait off altogether, which is not shorter).
+func setBusy(ctx context.Context, conn *sql.Conn, d time.Duration) error {
+	ms := max(d.Milliseconds(), 1)
+	_, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", ms))
+	return err
 }

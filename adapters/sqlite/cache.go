@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -14,8 +16,11 @@ import (
 // can never happen. Creating a session changes no tree already read
 // (sqlstore.Store.Changed), so new sessions keep the others warm; a
 // workspace claim invalidates even when it changes no row, since another
-// caller's claim may have committed without invalidating yet. It
-// assumes this process is the database's only writer.
+// caller's claim may have committed without invalidating yet.
+//
+// A tree is also stored with the database's tree version (migration 11),
+// read before every use: a write this process did not make (the sqlite3
+// shell, a second process) moves it, so no cached tree outlives it.
 type treeCache struct {
 	gen atomic.Uint64
 	mu  sync.RWMutex
@@ -23,8 +28,8 @@ type treeCache struct {
 }
 
 type treeEntry struct {
-	gen  uint64
-	tree *pdp.Session
+	gen, version uint64
+	tree         *pdp.Session
 }
 
 // maxCachedTrees bounds the cache; past it, it starts over.
@@ -36,23 +41,55 @@ func newTreeCache() *treeCache { return &treeCache{m: map[string]treeEntry{}} }
 // stored under the old generation and never served.
 func (c *treeCache) generation() uint64 { return c.gen.Load() }
 
-func (c *treeCache) get(id string) (*pdp.Session, bool) {
+func (c *treeCache) get(id string, version uint64) (*pdp.Session, bool) {
 	c.mu.RLock()
 	e, ok := c.m[id]
 	c.mu.RUnlock()
-	if !ok || e.gen != c.gen.Load() {
+	if !ok || e.gen != c.gen.Load() || e.version != version {
 		return nil, false
 	}
 	return e.tree, true
 }
 
-func (c *treeCache) put(id string, gen uint64, tree *pdp.Session) {
+func (c *treeCache) put(id string, gen, version uint64, tree *pdp.Session) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) >= maxCachedTrees {
 		c.m = map[string]treeEntry{}
 	}
-	c.m[id] = treeEntry{gen: gen, tree: tree}
+	c.m[id] = treeEntry{gen: gen, version: version, tree: tree}
+}
+
+// treeVersion is the database's count of changes to sessions and grants,
+// as committed now.
+func (s *Store) treeVersion(ctx context.Context) (uint64, error) {
+	var n int64
+	if err := s.read.QueryRowContext(ctx, `SELECT n FROM tree_version WHERE id = 1`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("reading the tree version: %w", err)
+	}
+	return uint64(n), nil
+}
+
+// cachedTree is the session tree of id, from the cache when neither this
+// process nor any other changed a session or a grant since it was read.
+func (s *Store) cachedTree(ctx context.Context, id string) (*pdp.Session, error) {
+	if err := s.health.Fault(); err != nil {
+		return nil, err
+	}
+	version, err := s.treeVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if tree, ok := s.trees.get(id, version); ok {
+		return tree, nil
+	}
+	gen := s.trees.generation()
+	tree, err := s.loadTree(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s.trees.put(id, gen, version, tree)
+	return tree, nil
 }
 
 // invalidate is called after every committed write to sessions or grants.

@@ -39,7 +39,23 @@ CREATE INDEX IF NOT EXISTS decisions_session_source_decision ON decisions(sessio
 	8:  schema.PathRules,
 	9:  schema.CommandRulesAndProjects,
 	10: types.Render(schema.Outcomes),
+	11: treeVersionTable,
 }
+
+// treeVersionTable counts the changes to what a session tree holds
+// (treeCache): triggers move it in the transaction of every change to a
+// stored session or a grant, whoever commits it — this process, a
+// maintenance command, the sqlite3 shell. Creating a session is not such
+// a change (sqlstore.Store.Changed).
+const treeVersionTable = `
+CREATE TABLE tree_version (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+INSERT INTO tree_version (id, n) VALUES (1, 0);
+CREATE TRIGGER tree_version_session_update AFTER UPDATE ON sessions BEGIN UPDATE tree_version SET n = n + 1; END;
+CREATE TRIGGER tree_version_session_delete AFTER DELETE ON sessions BEGIN UPDATE tree_version SET n = n + 1; END;
+CREATE TRIGGER tree_version_grant_insert AFTER INSERT ON grants BEGIN UPDATE tree_version SET n = n + 1; END;
+CREATE TRIGGER tree_version_grant_update AFTER UPDATE ON grants BEGIN UPDATE tree_version SET n = n + 1; END;
+CREATE TRIGGER tree_version_grant_delete AFTER DELETE ON grants BEGIN UPDATE tree_version SET n = n + 1; END;
+`
 
 // types are SQLite's words for the schema's column types: times are text
 // (storerows.TimeText), appended rows take the next rowid.

@@ -15,16 +15,7 @@ const maxTreeDepth = 32
 // tree's root, ready for the engine. The tree is shared: callers must not
 // change it.
 func (s *Store) SessionTree(ctx context.Context, id string) (*pdp.Session, error) {
-	if tree, ok := s.trees.get(id); ok {
-		return tree, nil
-	}
-	gen := s.trees.generation()
-	tree, err := s.loadTree(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	s.trees.put(id, gen, tree)
-	return tree, nil
+	return s.cachedTree(ctx, id)
 }
 
 func (s *Store) loadTree(ctx context.Context, id string) (*pdp.Session, error) {

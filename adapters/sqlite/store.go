@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strconv"
 	"sync/atomic"
@@ -34,6 +35,15 @@ type Options struct {
 	// after the migrations, e.g. "max_page_count = 262144" to cap the
 	// file's size.
 	Pragmas []string
+	// Exclusive takes the lock beside the file (LockPath) for as long as
+	// the store is open, and refuses to open when another process holds
+	// it: a serving process must be the file's only server.
+	Exclusive bool
+	// WatchInterval is how often the store checks that its path still
+	// names the file it opened (default 250ms).
+	WatchInterval time.Duration
+	// Logger is told of file faults; may be nil.
+	Logger *slog.Logger
 }
 
 // AuditObserver is told of every audit transaction: how many events it
@@ -55,6 +65,17 @@ type Store struct {
 	// incremental: the file gives deleted events' pages back
 	// (auto_vacuum INCREMENTAL, vacuum.go).
 	incremental atomic.Bool
+
+	path      string
+	fileID    fileID
+	health    *sqlstore.Health
+	lock      *lockFile
+	log       *slog.Logger
+	stopWatch context.CancelFunc
+	watched   chan struct{}
+	// busy is the connections' busy timeout, which an audit batch with a
+	// nearer deadline lowers for its own transaction.
+	busy time.Duration
 }
 
 // Open opens (creating if needed) the database at path and applies the
@@ -70,6 +91,23 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if busy <= 0 {
 		busy = 5 * time.Second
 	}
+	var held *lockFile
+	if opts.Exclusive {
+		var err error
+		if held, err = lock(path); err != nil {
+			return nil, err
+		}
+	}
+	s, err := open(ctx, path, opts, busy)
+	if err != nil {
+		held.release()
+		return nil, err
+	}
+	s.lock = held
+	return s, nil
+}
+
+func open(ctx context.Context, path string, opts Options, busy time.Duration) (*Store, error) {
 	dsn := func(mode string) string {
 		q := url.Values{}
 		q.Set("_journal_mode", "WAL")
@@ -114,18 +152,38 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("opening %s for reading: %w", path, err)
 	}
 	read.SetMaxOpenConns(8)
-	s := &Store{write: write, read: read, trees: newTreeCache()}
+	id, err := identify(path)
+	if err != nil {
+		write.Close()
+		read.Close()
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.WatchInterval <= 0 {
+		opts.WatchInterval = 250 * time.Millisecond
+	}
+	s := &Store{write: write, read: read, trees: newTreeCache(), path: path, fileID: id, health: sqlstore.NewHealth(),
+		log: opts.Logger, watched: make(chan struct{}), busy: busy}
 	s.shared = &sqlstore.Store{Read: sqlstore.SQL(read), Write: sqlstore.SQL(write), Dialect: dialect, Now: time.Now,
 		AddChanges: addChanges, FindRoot: rootID, Changed: s.trees.invalidate}
 	s.incremental.Store(incremental)
 	s.Audit = sqlstore.NewAuditWriter(s.writeTx, opts.MaxBatch, opts.Observer, ErrClosed)
+	wctx, stop := context.WithCancel(context.Background())
+	s.stopWatch = stop
+	go s.watch(wctx, opts.WatchInterval)
 	return s, nil
 }
 
-// Close flushes the pending audit events and closes the database.
+// Close flushes the pending audit events, closes the database and then
+// gives up the lock.
 func (s *Store) Close() error {
 	s.Audit.Close()
-	return errors.Join(s.read.Close(), s.write.Close())
+	s.stopWatch()
+	<-s.watched
+	err := errors.Join(s.read.Close(), s.write.Close())
+	return errors.Join(err, s.lock.release())
 }
 
 // Writable checks that the database accepts writes now.

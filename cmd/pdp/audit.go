@@ -48,7 +48,7 @@ func openTrail(cmd *cobra.Command) (database, config.Config, error) {
 			return nil, cfg, err
 		}
 	}
-	store, err := openDatabase(cmd.Context(), cfg.DB, nil)
+	store, err := openDatabase(cmd.Context(), cfg.DB, nil, nil)
 	return store, cfg, err
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"time"
 
@@ -38,9 +39,18 @@ type auditObserver interface {
 	AuditBatch(events int, took time.Duration, err error)
 }
 
+// serving is how pdp serve opens its database, unlike the commands that
+// read or maintain one beside it.
+type serving struct {
+	// decisionTimeout bounds SQLite's busy wait (server.decision_timeout).
+	decisionTimeout time.Duration
+	logger          *slog.Logger
+}
+
 // openDatabase opens db.path, creating a SQLite file or migrating a
-// PostgreSQL database as needed. observer may be nil.
-func openDatabase(ctx context.Context, cfg config.DB, observer auditObserver) (database, error) {
+// PostgreSQL database as needed. observer may be nil; serve is nil but
+// for pdp serve, which takes the SQLite file's lock.
+func openDatabase(ctx context.Context, cfg config.DB, observer auditObserver, serve *serving) (database, error) {
 	if postgres.IsURL(cfg.Path) {
 		if cfg.MaxConns < 0 || cfg.MaxConns > 1<<16 {
 			return nil, fmt.Errorf("config db.max_conns %d: want 1 to 65536 (0: 10)", cfg.MaxConns)
@@ -54,6 +64,9 @@ func openDatabase(ctx context.Context, cfg config.DB, observer auditObserver) (d
 	var opts sqlite.Options
 	if observer != nil {
 		opts.Observer = observer
+	}
+	if serve != nil {
+		opts.Exclusive, opts.BusyTimeout, opts.Logger = true, serve.decisionTimeout, serve.logger
 	}
 	return sqlite.Open(ctx, cfg.Path, opts)
 }

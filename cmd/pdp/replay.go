@@ -63,7 +63,7 @@ Safe while a server runs on the same database. Exit status 0, or 3 when
 			if err != nil {
 				return err
 			}
-			store, err := openDatabase(ctx, cfg.DB, nil)
+			store, err := openDatabase(ctx, cfg.DB, nil, nil)
 			if err != nil {
 				return fmt.Errorf("opening %s: %w", dbLabel(cfg.DB.Path), err)
 			}

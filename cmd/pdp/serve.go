@@ -97,7 +97,10 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 	if err != nil {
 		return err
 	}
-	store, err := openDatabase(ctx, cfg.DB, m)
+	if cfg.Server.DecisionTimeout <= 0 {
+		return fmt.Errorf("config server.decision_timeout %v: want a positive duration", cfg.Server.DecisionTimeout)
+	}
+	store, err := openDatabase(ctx, cfg.DB, m, &serving{decisionTimeout: cfg.Server.DecisionTimeout, logger: logger})
 	if err != nil {
 		return err
 	}
@@ -149,6 +152,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 		}()
 		audit = decisionlog.Tee(store, dlog)
 	}
+	audit = deadlineAudit{audit, cfg.Server.DecisionTimeout}
 	engine := pdp.New(nil, pdp.Components{
 		Assessor:    assess,
 		Audit:       audit,
@@ -175,7 +179,7 @@ func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
 	api := httpapi.New(httpapi.Config{
 		Engine: engine, Store: store,
 		DefaultLevel: level, DefaultMode: mode,
-		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxWait: cfg.Server.MaxWait,
+		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxWait: cfg.Server.MaxWait, DecisionTimeout: cfg.Server.DecisionTimeout,
 		Logger: logger, Tokens: tokens, Observer: m, TrustedProxies: proxies, Feed: changes,
 		PolicyStatus: func() any { return watcher.Status() },
 		Impact:       impactOf(src, store),

@@ -107,6 +107,10 @@ type Server struct {
 	// TrustedProxies are the peers (CIDRs or addresses) whose
 	// X-Forwarded-For names the real remote; none: the socket's peer.
 	TrustedProxies []string `yaml:"trusted_proxies"`
+	// DecisionTimeout bounds each decision's store work: reading (or
+	// creating) its session tree, and committing its audit event. Past it
+	// the answer is a 503 and nothing of the decision is written.
+	DecisionTimeout time.Duration `yaml:"decision_timeout"`
 }
 
 // DB is the database of sessions, grants and the audit trail.
@@ -185,7 +189,7 @@ const DefaultRetention = 30 * 24 * time.Hour
 func Default() Config {
 	return Config{
 		Server: Server{Addr: "127.0.0.1:8181", MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second, MaxWait: 60 * time.Second,
-			ReadTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, TrustedProxies: []string{}},
+			ReadTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, TrustedProxies: []string{}, DecisionTimeout: 2 * time.Second},
 		DB: DB{Path: "pdp.db", MaxConns: 10},
 		Policy: Policy{PollInterval: 5 * time.Second, EvalTimeout: time.Second, MaxBundleBytes: 16 << 20, MemoBytes: 64 << 20,
 			Verification: Verification{KeyID: "default", Algorithm: "RS256"}},

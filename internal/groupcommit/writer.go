@@ -31,11 +31,14 @@ type Stats struct {
 type pending[T any] struct {
 	item T
 	done chan error
+	// deadline is the submitter's (zero: none); an item past it when its
+	// batch starts is answered with the deadline's error, unwritten.
+	deadline time.Time
 }
 
 // Writer owns the writes of items of type T.
 type Writer[T any] struct {
-	write    func(batch []T) error
+	write    func(ctx context.Context, batch []T) error
 	opts     Options
 	queue    chan pending[T]
 	closeMu  sync.RWMutex
@@ -47,8 +50,11 @@ type Writer[T any] struct {
 
 // New starts a writer whose write commits a batch in one transaction
 // and returns its error; every item of the batch is answered with it.
-// write must not keep the slice: the writer reuses it.
-func New[T any](write func(batch []T) error, opts Options) *Writer[T] {
+// write's context ends at the nearest deadline of the batch's
+// submitters: past it the transaction must fail whole, so no item is
+// answered late and nothing of a refused item is written. write must not
+// keep the slice: the writer reuses it.
+func New[T any](write func(ctx context.Context, batch []T) error, opts Options) *Writer[T] {
 	w := &Writer[T]{write: write, opts: opts, queue: make(chan pending[T], 4*opts.MaxBatch), finished: make(chan struct{})}
 	go w.run()
 	return w
@@ -56,9 +62,11 @@ func New[T any](write func(batch []T) error, opts Options) *Writer[T] {
 
 // Submit queues item and returns once the transaction carrying it has
 // committed (nil) or failed (its error). A caller that gives up before
-// the item is queued gets ctx's error.
+// the item is queued gets ctx's error; ctx's deadline bounds the
+// transaction that carries it.
 func (w *Writer[T]) Submit(ctx context.Context, item T) error {
 	p := pending[T]{item: item, done: make(chan error, 1)}
+	p.deadline, _ = ctx.Deadline()
 	w.closeMu.RLock()
 	if w.closed {
 		w.closeMu.RUnlock()
@@ -118,20 +126,49 @@ func (w *Writer[T]) run() {
 				break fill
 			}
 		}
+		batch = w.dropExpired(batch)
+		if len(batch) == 0 {
+			continue
+		}
 		items = items[:0]
+		var deadline time.Time
 		for _, p := range batch {
 			items = append(items, p.item)
+			if !p.deadline.IsZero() && (deadline.IsZero() || p.deadline.Before(deadline)) {
+				deadline = p.deadline
+			}
 		}
-		err := w.commit(items)
+		err := w.commit(deadline, items)
 		for _, p := range batch {
 			p.done <- err
 		}
 	}
 }
 
-func (w *Writer[T]) commit(items []T) error {
+// dropExpired answers the items whose deadline has passed (they waited
+// behind a slow transaction) and returns the others.
+func (w *Writer[T]) dropExpired(batch []pending[T]) []pending[T] {
+	now := time.Now()
+	kept := batch[:0]
+	for _, p := range batch {
+		if !p.deadline.IsZero() && !now.Before(p.deadline) {
+			p.done <- context.DeadlineExceeded
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return kept
+}
+
+func (w *Writer[T]) commit(deadline time.Time, items []T) error {
+	ctx := context.Background()
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
 	start := time.Now()
-	err := w.write(items)
+	err := w.write(ctx, items)
 	if w.opts.Observe != nil {
 		w.opts.Observe(len(items), time.Since(start), err)
 	}

@@ -28,7 +28,7 @@ func TestWriter(t *testing.T) {
 			var mu sync.Mutex
 			var written []int
 			var observed int
-			w := groupcommit.New(func(batch []int) error {
+			w := groupcommit.New(func(_ context.Context, batch []int) error {
 				mu.Lock()
 				defer mu.Unlock()
 				if c.fail == nil {
@@ -74,7 +74,7 @@ func TestWriter(t *testing.T) {
 func TestSubmittersReadyTogetherShareATransaction(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	var sizes []int
-	w := groupcommit.New(func(batch []int) error {
+	w := groupcommit.New(func(_ context.Context, batch []int) error {
 		sizes = append(sizes, len(batch))
 		return nil
 	}, groupcommit.Options{MaxBatch: 64, Closed: errClosed})

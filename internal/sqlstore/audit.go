@@ -39,7 +39,7 @@ type AuditWriter struct {
 
 // NewAuditWriter starts a writer committing batches of at most max events
 // by write; Record returns closed once it is closed.
-func NewAuditWriter(write func(batch []PendingEvent) error, max int, observer AuditObserver, closed error) *AuditWriter {
+func NewAuditWriter(write func(ctx context.Context, batch []PendingEvent) error, max int, observer AuditObserver, closed error) *AuditWriter {
 	opts := groupcommit.Options{MaxBatch: max, Closed: closed}
 	if observer != nil {
 		opts.Observe = observer.AuditBatch
