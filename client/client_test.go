@@ -42,7 +42,7 @@ func TestWalkThrough(t *testing.T) {
 	if d := shell("git status --short"); d.Decision != client.Allow || d.Source != "session-grant" {
 		t.Fatalf("granted: %+v", d)
 	}
-	compound := shell("git status; rm -rf ~")
+	compound := shell("git status; rm -rf build")
 	if compound.Decision != client.Ask || compound.Fingerprint != nil {
 		t.Fatalf("compound: %+v", compound)
 	}

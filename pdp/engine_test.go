@@ -92,7 +92,8 @@ func TestDecideExamplesOfTheDesign(t *testing.T) {
 		{"grant allows the fingerprint", pdp.Request{Tool: "shell", Args: map[string]any{"command": "git status -s"}}, &pdp.Session{Grants: grantGitStatus}, "allow", "session-grant", "SESSION_GRANT", str("git status")},
 		{"grant does not cover a list", pdp.Request{Tool: "shell", Args: map[string]any{"command": "git status; rm -rf build"}}, &pdp.Session{Grants: grantGitStatus}, "ask", "level", "shell.exec", nil},
 		// ~ may name any path, so the shipped path rules ask before rm writes it.
-		{"a list with a word that may name any path", pdp.Request{Tool: "shell", Args: map[string]any{"command": "git status; rm -rf ~"}}, &pdp.Session{Grants: grantGitStatus, PermissionLevel: pdp.Full}, "ask", "config", ".git/hooks/**", nil},
+		{"a list with a word that may name any path", pdp.Request{Tool: "shell", Args: map[string]any{"command": "git status; cat ~/notes"}}, &pdp.Session{Grants: grantGitStatus, PermissionLevel: pdp.Full}, "ask", "config", ".env.*", nil},
+		{"the deny floor holds at FULL", pdp.Request{Tool: "shell", Args: map[string]any{"command": "git status; rm -rf ~"}}, &pdp.Session{Grants: grantGitStatus, PermissionLevel: pdp.Full}, "deny", "config", "rm -rf /", nil},
 		{"command wins over argv", pdp.Request{Tool: "shell", Args: map[string]any{"command": "rm -rf build", "argv": []any{"git", "status"}}}, &pdp.Session{Grants: grantGitStatus}, "ask", "level", "shell.exec", nil},
 		{"argv when there is no command", pdp.Request{Tool: "shell", Args: map[string]any{"argv": []any{"git", "status"}}}, &pdp.Session{Grants: grantGitStatus}, "allow", "session-grant", "SESSION_GRANT", str("git status")},
 		{"write_stdin is shell.stdin", pdp.Request{Tool: "shell", Args: map[string]any{"action": "write_stdin", "input": "y\n"}}, &pdp.Session{}, "allow", "level", "shell.stdin", nil},

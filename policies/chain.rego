@@ -57,7 +57,10 @@ step_workspace := verdict("workspace", "deny", "default", "OUTSIDE_WORKSPACE", s
 	count(outside) > 0
 }
 
-step_explicit_deny := verdict("explicit_deny", "deny", resolved.source, resolved.pattern, sprintf("The %s rule %q denies %s.", [resolved.layer, resolved.pattern, capability])) if {
+step_explicit_deny := verdict("explicit_deny", "deny", "config", floor_hits[0].entry, sprintf("%q is on the deny floor (%s): it cannot be undone, and no level, mode or session rule allows it.", [floor_hits[0].text, floor_hits[0].entry])) if {
+	# The deny floor (floor.rego).
+	floor_hits[0].exact
+} else := verdict("explicit_deny", "deny", resolved.source, resolved.pattern, sprintf("The %s rule %q denies %s.", [resolved.layer, resolved.pattern, capability])) if {
 	rank(resolved.action) == 3
 } else := path_verdict("explicit_deny") if {
 	# A path rule's deny, for any path of the call (paths.rego).
@@ -68,6 +71,9 @@ step_explicit_deny := verdict("explicit_deny", "deny", resolved.source, resolved
 } else := verdict("explicit_deny", "ask", "config", command_asked.rule, command_asked.reason) if {
 	# A command rule's ask holds where the mode, the level or a grant would allow.
 	command_asked
+} else := verdict("explicit_deny", "ask", "config", floor_hits[0].entry, sprintf("%q may be %s, on the deny floor: a person decides.", [floor_hits[0].text, floor_hits[0].entry])) if {
+	# A command that may be on the deny floor (rm -rf "$X").
+	count(floor_hits) > 0
 } else := path_verdict("explicit_deny") if {
 	# So does a path rule's ask (paths.rego), and a deny a word only may
 	# meet, but never where a later step denies.

@@ -104,3 +104,54 @@ func TestCommandRulesThroughTheAPI(t *testing.T) {
 	s = s.restart()
 	expectDecision(t, s.decide(shell("r1", "git push")), "ask", "config")
 }
+
+// TestDenyFloor: the shipped deny floor holds at FULL and in allow-all,
+// whatever the spelling, and no session rule lifts it; ordinary commands
+// at FULL are still allowed.
+func TestDenyFloor(t *testing.T) {
+	s := newService(t)
+	floor := map[string]string{
+		"rm -rf /":                          "rm -rf /",
+		"rm -fr /":                          "rm -rf /",
+		"rm -r -f /":                        "rm -rf /",
+		"rm -rf --no-preserve-root /":       "rm -rf /",
+		"sudo rm -rf /*":                    "rm -rf /",
+		"rm -rf ~":                          "rm -rf /",
+		"rm -Rf $HOME":                      "rm -rf /",
+		"cd /tmp && rm -rf ~/":              "rm -rf /",
+		"mkfs.ext4 /dev/sda1":               "mkfs",
+		"dd if=/dev/zero bs=1M of=/dev/sda": "dd onto a disk",
+		"shred -n1 /dev/nvme0n1":            "shred of a disk",
+		"wipefs -a /dev/sdb":                "wipefs",
+		"chmod -R 777 /":                    "chmod -R of /",
+		"chown -R nobody /":                 "chown -R of /",
+		"cat disk.img > /dev/sda":           "writing onto a disk",
+		":(){ :|:& };:":                     "a fork bomb",
+		"bash -c 'rm -rf /'":                "rm -rf /",
+		"env -S'rm -rf /'":                  "rm -rf /",
+	}
+	allowed := []string{"rm -rf build/", "rm -f ./x.o", "dd if=/dev/zero of=/dev/null count=1", "chmod -R 755 dist", "ls -la /dev"}
+	for i, settings := range []map[string]any{{"permission_level": "FULL"}, {"mode": "allow-all"}} {
+		id := fmt.Sprintf("floor%d", i)
+		body := map[string]any{"id": id, "workspace": "/w", "command_rules": map[string]any{"rm": "allow"}}
+		for k, v := range settings {
+			body[k] = v
+		}
+		s.mustStatus(http.StatusCreated, "POST", "/v1/sessions", body)
+		for cmd, entry := range floor {
+			d := s.decide(map[string]any{"session_id": id, "tool": "shell", "args": map[string]any{"command": cmd}, "cwd": "/w"})
+			if d["decision"] != "deny" || d["rule"] != entry || d["source"] != "config" {
+				t.Errorf("%v %q: got %v/%v (%v), want deny/%s", settings, cmd, d["decision"], d["rule"], d["reason"], entry)
+			}
+		}
+		for _, cmd := range allowed {
+			if d := s.decide(map[string]any{"session_id": id, "tool": "shell", "args": map[string]any{"command": cmd}, "cwd": "/w"}); d["decision"] != "allow" {
+				t.Errorf("%v %q: got %v/%v (%v), want allow", settings, cmd, d["decision"], d["rule"], d["reason"])
+			}
+		}
+		// rm -rf "$X" may be rm -rf /: a person decides.
+		if d := s.decide(map[string]any{"session_id": id, "tool": "shell", "args": map[string]any{"command": `rm -rf "$X"`}, "cwd": "/w"}); d["decision"] != "ask" || d["rule"] != "rm -rf /" {
+			t.Errorf(`%v rm -rf "$X": got %v/%v (%v), want ask/rm -rf /`, settings, d["decision"], d["rule"], d["reason"])
+		}
+	}
+}

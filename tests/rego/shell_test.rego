@@ -112,13 +112,13 @@ test_screen_passes_plain_commands if {
 }
 
 test_screened_command_needs_no_model if {
-	d := decide(screened_call(plain(["rm", "-rf", "/"])))
+	d := decide(screened_call(plain(["rm", "-rf", "build"])))
 	d.decision == "ask"
 	d.danger == {"verdict": "DANGEROUS", "by": "screen"}
 	d.needs == set()
 
 	# Even a SAFE verdict cannot bless a screened command.
-	d2 := decide(object.union(screened_call(plain(["rm", "-rf", "/"])), {"danger": {"verdict": "SAFE", "by": "llm"}}))
+	d2 := decide(object.union(screened_call(plain(["rm", "-rf", "build"])), {"danger": {"verdict": "SAFE", "by": "llm"}}))
 	d2.decision == "ask"
 }
 

@@ -1,0 +1,138 @@
+# The deny floor.
+#
+# Commands whose effect cannot be undone on the machine — rm -rf of /, ~
+# or $HOME, mkfs, dd onto a device, shred or wipefs of a device, chmod or
+# chown -R of /, writing onto a disk device, a fork bomb — are denied at
+# every level and in every mode (FULL and allow-all included), at the
+# explicit-deny step. The entries are policy data (data.floor): a policy
+# bundle may change them, a session rule cannot loosen them. An entry
+# matches what the command does, not a prefix of its text: its program
+# (behind wrappers too, as command rules see it), its flags in any order
+# or clustering (rm -fr, rm -r -f, rm --recursive --force), and an operand
+# anywhere among the others. An operand that is not literal where the
+# entry names operands ("$X") may be one of them: the call asks.
+package toolperm
+
+import rego.v1
+
+default floor_entries := []
+
+floor_entries := data.floor
+
+# floor_hits are the entries any command of a shell call meets: the
+# exact ones first, each kind in the order of data.floor.
+floor_hits := array.concat(
+	[h | some e in floor_entries; some h in floor_entry_hits(e); h.exact],
+	[h | some e in floor_entries; some h in floor_entry_hits(e); not h.exact],
+)
+
+floor_entry_hits(e) := hits if {
+	capability == "shell.exec"
+	hits := array.concat(
+		array.concat(
+			[h | some cmd in input.shell.commands; some v in command_views(cmd); h := floor_view_hit(e, v)],
+			[{"entry": e.name, "exact": true, "text": p.text} | e.fork_bomb == true; some p in input.shell.parts; fork_bomb(p.text)],
+		),
+		[{"entry": e.name, "exact": true, "text": concat(" ", [r.op, r.target])} |
+			some r in input.shell.redirects
+			not r.here_doc
+			not r.dup
+			some g in object.get(e, "redirect_globs", [])
+			glob.match(g, ["/"], r.target)
+		],
+	)
+}
+
+# floor_view_hit: the view runs the entry's program with its flags and
+# an operand the entry names (exact), or may do so: a word that is not
+# literal may be a flag or an operand it names (not exact: the call asks).
+floor_view_hit(e, v) := {"entry": e.name, "exact": [f, o] == [true, true], "text": concat(" ", v.argv)} if {
+	v.literal[0] == true
+	floor_program(e, v.argv[0])
+	f := floor_flags(e, v)
+	o := floor_operands(e, v)
+}
+
+floor_program(e, word) if {
+	some name in program_names(word)
+	name == e.program
+}
+
+floor_program(e, word) if {
+	some name in program_names(word)
+	startswith(name, e.program_prefix)
+}
+
+floor_flags(e, v) if {
+	every group in object.get(e, "flags", []) {
+		has_flag(v, group)
+	}
+} else := false if dynamic_word(v)
+
+floor_operands(e, v) if {
+	not e.operands
+	not e.operand_globs
+} else if {
+	some i, w in v.argv
+	i > 0
+	operand_named(e, w, v.literal[i])
+} else := false if dynamic_word(v)
+
+# operand_named: the word is an operand the entry names as written ("~",
+# "$HOME", "/*" match that spelling), a spelling of / (//, /., /..), or
+# a literal word its globs match (of=/dev/sd*).
+operand_named(e, w, _) if w in object.get(e, "operands", [])
+
+operand_named(e, w, true) if {
+	"/" in object.get(e, "operands", [])
+	root_spelling(w)
+}
+
+operand_named(e, w, true) if {
+	some g in object.get(e, "operand_globs", [])
+	glob.match(g, [], w)
+}
+
+root_spelling(w) if {
+	startswith(w, "/")
+	every x in split(w, "/") {
+		x in {"", ".", ".."}
+	}
+}
+
+dynamic_word(v) if {
+	some i, l in v.literal
+	i > 0
+	l == false
+}
+
+# has_flag: one of the group's flags is given, as a long option
+# (--recursive) or a letter of a cluster (-fr, -Rf).
+has_flag(v, group) if {
+	some i, w in v.argv
+	i > 0
+	v.literal[i] == true
+	some f in group
+	flag_given(w, f)
+}
+
+flag_given(w, f) if {
+	count(f) > 1
+	w == concat("", ["--", f])
+}
+
+flag_given(w, f) if {
+	count(f) == 1
+	regex.match(`^-[A-Za-z0-9]+$`, w)
+	contains(w, f)
+}
+
+# fork_bomb: a function whose body runs itself in the background or
+# into a pipe of itself (:(){ :|:& };:, as printed ":() { : | : & }").
+fork_bomb(text) if {
+	m := regex.find_all_string_submatch_n(`^([^\s(){}|&;]+)\(\) \{`, text, 1)
+	name := m[0][1]
+	body := substring(text, count(name) + 2, -1)
+	some pattern in [sprintf("%s | %s", [name, name]), sprintf("%s &", [name])]
+	contains(body, pattern)
+}

@@ -1,0 +1,98 @@
+package toolperm_test
+
+import data.toolperm
+import rego.v1
+
+# The deny floor holds at every level and mode, and an entry matches what
+# the command does, not a prefix of its text.
+
+floor_settings := [
+	{"permission_level": "FULL"}, {"mode": "allow-all"}, {"execution_mode": "CLOUD"},
+	{"permission_level": "SMART"}, {},
+]
+
+floor_denies(facts, entry) if {
+	every s in floor_settings {
+		d := decide(cmd_call(facts, s))
+		d.decision == "deny"
+		d.rule == entry
+		d.step == "explicit_deny"
+	}
+}
+
+# word(argv, literal) is a one-part call whose words are literal as given.
+words(argv, literal) := dynamic(argv, literal)
+
+test_rm_rf_of_the_root_or_home_in_any_spelling if {
+	every argv in [
+		["rm", "-rf", "/"], ["rm", "-fr", "/"], ["rm", "-r", "-f", "/"], ["rm", "-Rf", "/"],
+		["rm", "--recursive", "--force", "/"], ["rm", "-rf", "--", "/"], ["rm", "-rf", "//"], ["rm", "-rf", "/."],
+		["/bin/rm", "-rf", "/"], ["RM", "-rf", "/"],
+	] {
+		floor_denies(plain(argv), "rm -rf /")
+	}
+	floor_denies(plain(["rm", "-rf", "--no-preserve-root", "/"]), "rm -rf /")
+	floor_denies(plain(["rm", "--no-preserve-root", "-r", "x"]), "rm --no-preserve-root")
+
+	# ~, $HOME and /* are not literal: they match as written.
+	every w in ["~", "~/", "$HOME", "\"$HOME\"", "${HOME}", "/*"] {
+		floor_denies(words(["rm", "-rf", w], [true, true, false]), "rm -rf /")
+	}
+
+	# Behind a wrapper too.
+	floor_denies(words(["sudo", "rm", "-rf", "/*"], [true, true, true, false]), "rm -rf /")
+}
+
+test_an_operand_that_may_be_the_root_asks if {
+	every s in floor_settings {
+		d := decide(cmd_call(words(["rm", "-rf", "\"$X\""], [true, true, false]), s))
+		d.decision == "ask"
+		d.rule == "rm -rf /"
+		contains(d.reason, "may be rm -rf /")
+	}
+}
+
+test_ordinary_rm_is_not_on_the_floor if {
+	every argv in [["rm", "-rf", "build/"], ["rm", "-f", "/"], ["rm", "-r", "/tmp/x"], ["rm", "-rf", "/tmp"]] {
+		d := decide(cmd_call(plain(argv), {"permission_level": "FULL"}))
+		d.decision == "allow"
+	}
+}
+
+test_devices_filesystems_permissions_and_fork_bombs if {
+	floor_denies(plain(["mkfs.ext4", "/dev/sda1"]), "mkfs")
+	floor_denies(plain(["mkfs", "-t", "ext4", "/dev/sdb"]), "mkfs")
+	floor_denies(plain(["dd", "if=/dev/zero", "of=/dev/sda", "bs=1M"]), "dd onto a disk")
+	floor_denies(plain(["dd", "bs=1M", "of=/dev/nvme0n1", "if=x.img"]), "dd onto a disk")
+	floor_denies(plain(["shred", "-n", "1", "/dev/sda"]), "shred of a disk")
+	floor_denies(plain(["wipefs", "-a", "/dev/vdb"]), "wipefs")
+	floor_denies(plain(["chmod", "-R", "777", "/"]), "chmod -R of /")
+	floor_denies(plain(["chown", "-R", "me", "/"]), "chown -R of /")
+
+	disk := object.union(plain(["cat", "x.img"]), {"redirects": [{"op": ">", "target": "/dev/sda", "dev_null": false, "dup": false, "here_doc": false, "program": "cat"}]})
+	floor_denies(disk, "writing onto a disk")
+
+	bomb := object.union(list_facts([[":"], [":"]], [";"]), {"parts": [
+		object.union(part_of([":"], 0), {"text": ":() { : | : & }", "simple": false}),
+		part_of([":"], 1),
+	]})
+	floor_denies(bomb, "a fork bomb")
+
+	# Not these.
+	every argv in [["dd", "if=x", "of=/dev/null"], ["dd", "if=/dev/sda", "of=backup.img"], ["chmod", "-R", "755", "build"], ["shred", "secret.txt"]] {
+		d := decide(cmd_call(plain(argv), {"permission_level": "FULL"}))
+		d.decision == "allow"
+	}
+}
+
+test_a_session_rule_cannot_lift_the_floor if {
+	s := {"permission_level": "FULL", "command_rules": {"rm": "allow", "rm -rf /": "allow"}, "grants": [{"capability": "shell.exec", "fingerprint": "rm -rf"}]}
+	d := decide(cmd_call(plain(["rm", "-rf", "/"]), s))
+	d.decision == "deny"
+	d.rule == "rm -rf /"
+	d.reason == "\"rm -rf /\" is on the deny floor (rm -rf /): it cannot be undone, and no level, mode or session rule allows it."
+
+	# A policy bundle can: the floor is policy data.
+	d2 := decide(cmd_call(plain(["rm", "-rf", "/"]), {"permission_level": "FULL"})) with data.floor as []
+	d2.decision == "allow"
+}
