@@ -84,7 +84,7 @@ func plainCommand(cmd string) (string, string, bool) {
 			case *syntax.Lit:
 				// A Lit is literal text but for globbing, braces, and a
 				// tilde that starts the word.
-				if hasUnescaped(p.Value, "*?[{}") || (j == 0 && strings.HasPrefix(p.Value, "~")) {
+				if hasUnescaped(p.Value, "*?{}") || hasClass(p.Value) || (j == 0 && strings.HasPrefix(p.Value, "~")) {
 					return "", "", false
 				}
 			case *syntax.SglQuoted:
@@ -141,6 +141,22 @@ func devNull(r *syntax.Redirect) bool {
 	}
 	lit, ok := r.Word.Parts[0].(*syntax.Lit)
 	return ok && lit.Value == "/dev/null"
+}
+
+// hasClass reports an unescaped [ with a ] after it: a bracket class (a
+// [ alone, as in the test command, is a plain character).
+func hasClass(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '[':
+			if strings.IndexByte(s[i+1:], ']') >= 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasUnescaped reports a character of chars not preceded by a backslash.

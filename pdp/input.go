@@ -83,8 +83,11 @@ func (pl *pipeline) input(ctx context.Context, s *Session) (map[string]any, Work
 func (pl *pipeline) workspace(ctx context.Context, s *Session) (WorkspaceVerdict, error) {
 	req := pl.call.Request
 	call := WorkspaceCall{Tool: req.Tool, Args: req.Args, Cwd: req.Cwd, Workspace: s.Workspace}
-	if pl.facts != nil && pl.facts.Parsed {
+	switch {
+	case pl.facts != nil && pl.facts.Parsed:
 		call.Words, call.Bases = shellPathWords(*pl.facts)
+	case pl.facts != nil:
+		call.Words = unreadWords()
 	}
 	if entry, ok := pl.p.catalogue[req.Tool]; ok && req.Tool != "" {
 		call.Entry = &entry

@@ -314,5 +314,8 @@ func shellWordFact(w *PathWord) map[string]any {
 	if w.Redirect != "" {
 		return map[string]any{"redirect": w.Redirect}
 	}
+	if w.Command < 0 {
+		return map[string]any{"unread": true}
+	}
 	return map[string]any{"command": w.Command, "word": w.Word}
 }

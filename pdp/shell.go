@@ -52,6 +52,11 @@ type ShellFacts struct {
 	// Assigned names the variables assigned anywhere (VAR=x prefixes,
 	// bare assignments, declare/export/local).
 	Assigned []string
+	// GlobsAnyName: the call changes what its globs match (dotglob,
+	// nocaseglob, GLOBIGNORE); WordsUnknown: where its words lead
+	// (CDPATH, cdable_vars, links it makes). Not in the input document;
+	// the path rules use them (PathWord).
+	GlobsAnyName, WordsUnknown bool
 }
 
 // ShellPart is one statement of a command list. Only a part that is one

@@ -1,6 +1,9 @@
 package pdp
 
-import "strings"
+import (
+	"net/url"
+	"strings"
+)
 
 // PathWord is a word of a shell command that may name a file: an
 // operand, or a redirection's target. The path rules judge it as they
@@ -66,14 +69,22 @@ func shellPathWords(f ShellFacts) (words []PathWord, bases []string) {
 		words = append(words, PathWord{Value: r.Target, Possible: !r.Literal, Redirect: r.Op})
 	}
 	for i := range words {
-		if unknownDir && !words[i].Glob && !strings.HasPrefix(words[i].Value, "/") {
+		switch {
+		case f.WordsUnknown, i >= maxPathWords:
 			words[i].Possible = true
-		}
-		if i >= maxPathWords {
+		case words[i].Glob && f.GlobsAnyName:
+			words[i].Possible = true
+		case unknownDir && !words[i].Glob && !strings.HasPrefix(words[i].Value, "/"):
 			words[i].Possible = true
 		}
 	}
 	return words, bases
+}
+
+// unreadWords: a command that does not parse (or is over a limit) may
+// name any path, read or written.
+func unreadWords() []PathWord {
+	return []PathWord{{Value: "<command that could not be read>", Possible: true, Command: -1}}
 }
 
 // operandValues are the paths a literal word may name: the word, the
@@ -90,8 +101,10 @@ func operandValues(w string) []string {
 	switch {
 	case strings.HasPrefix(w, "--"):
 	case strings.HasPrefix(w, "-"):
-		if eq < 0 || eq > 2 {
-			add(w[min(2, len(w)):])
+		// A value may follow any letter of a cluster (-o.env, -Lf.env,
+		// -xvC.git/hooks): every suffix after the second character.
+		for k := 2; k < len(w) && k < 64; k++ {
+			add(w[k:])
 		}
 	default:
 		add(w)
@@ -99,7 +112,25 @@ func operandValues(w string) []string {
 	if eq > 0 {
 		add(w[eq+1:])
 	}
+	for _, v := range out {
+		if p, ok := fileURLPath(v); ok {
+			add(p)
+		}
+	}
 	return out
+}
+
+// fileURLPath is the path a file: URL names, percent-decoded
+// (file:///w/%2eenv is /w/.env).
+func fileURLPath(w string) (string, bool) {
+	if len(w) < 5 || !strings.EqualFold(w[:5], "file:") {
+		return "", false
+	}
+	u, err := url.Parse(w)
+	if err != nil || u.Path == "" {
+		return "", false
+	}
+	return u.Path, true
 }
 
 // cdTarget is the directory a cd or pushd moves to: ok with "" for a

@@ -68,6 +68,8 @@ path_word(p) := {"value": shown(p.value), "command": shown(concat(" ", input.she
 	p.shell.command >= 0
 }
 
+path_word(p) := {"value": p.value, "command": shown(object.get(input.shell, "error", "")), "possible": true} if p.shell.unread
+
 # path_rule is the strictest of the hits, the first of its rank.
 path_rule := [h | some h in path_hits; rank(h.action) == path_rank][0]
 
@@ -118,14 +120,19 @@ rule_own_action(h) := h.rule_action
 # shell_word_accesses: a redirection's target is written (> >> >| &> &>>
 # >&FILE) or read (<), both for <>; an operand is what its program does
 # to its operands (data.shell.operand_access): "none", "read", "write",
-# "copy" (the last operand written, the others read), "move" (all read
-# and written), "sed" (written with -i), "dd" (of= written, if= read);
+# "copy" and "move" (every operand read and written: which one cp writes
+# depends on its options), "sed" (written with -i), "dd" (of= written,
+# if= read);
 # a program the policy does not know may do both.
 shell_word_accesses(p) := redirect_accesses(trim_left(p.shell.redirect, "0123456789")) if p.shell.redirect
 
 shell_word_accesses(p) := operand_accesses(input.shell.commands[p.shell.command], p.shell.word) if {
 	not p.shell.redirect
+	not p.shell.unread
 }
+
+# A command that could not be read may read or write anything.
+shell_word_accesses(p) := ["read", "write"] if p.shell.unread
 
 redirect_accesses("<") := ["read"]
 
@@ -150,9 +157,9 @@ accesses_of_kind("write", _, _) := ["write"]
 
 accesses_of_kind("move", _, _) := ["read", "write"]
 
-accesses_of_kind("copy", cmd, i) := ["write"] if i == count(cmd.argv) - 1
-
-accesses_of_kind("copy", cmd, i) := ["read"] if i < count(cmd.argv) - 1
+# copy: cp, install, ln — which operand is written depends on options
+# (-t DIR, a trailing -f), so every operand may be read or written.
+accesses_of_kind("copy", _, _) := ["read", "write"]
 
 accesses_of_kind("sed", cmd, _) := ["read", "write"] if {
 	some w in cmd.argv
@@ -161,7 +168,7 @@ accesses_of_kind("sed", cmd, _) := ["read", "write"] if {
 
 in_place_flag(w) if regex.match(`^-[A-Za-z]*i`, w)
 
-in_place_flag(w) if startswith(w, "--in-place")
+in_place_flag(w) if startswith(w, "--in") # --in-place, and getopt's abbreviations of it
 
 accesses_of_kind("dd", cmd, i) := ["write"] if startswith(cmd.argv[i], "of=")
 

@@ -93,7 +93,21 @@ func TestPathRulesThroughTheShell(t *testing.T) {
 		{"tar czf ~/a.tgz .", "ask", ".env.*"},
 		{"echo x > .github/workflows/ci.yml", "ask", ".github/workflows/**"},
 		{"sed -i s/a/b/ .git/config", "ask", ".git/**"},
+		// found by a red-team pass over the first version
+		{"cat .env\nfi", "ask", ".env.*"},            // does not parse: bash runs line 1 first
+		{"cat /proc/self/cwd/.env", "ask", ".env.*"}, // a path the resolver does not follow
+		{"shopt -s dotglob; cat ?env", "ask", ".env.*"},
+		{"file -Lf.env", "deny", ".env"},
+		{"cp payload .git/hooks/pre-commit -f", "deny", ".git/hooks/**"},
+		{"sed --in s/a/b/ .github/workflows/ci.yml", "ask", ".github/workflows/**"},
+		{"xxd -r -p hex .git/hooks/pre-commit", "deny", ".git/hooks/**"},
+		{"ln -s .git g; cp payload g/hooks/pre-commit", "ask", ".env.*"},
+		{"CDPATH=.git cd hooks; cp ../../payload pre-commit", "ask", ".env.*"},
+		{"curl -s file://" + ws + "/%2eenv", "deny", ".env"},
+		{"bash -posix -c 'cat .env'", "deny", ".env"},
 		{"cat README.md", "allow", "MODE"},
+		{"[ -f go.mod ] && go build ./...", "allow", "MODE"},
+		{"echo '$(not substituted)' && printf '%s\\n' done", "allow", "MODE"},
 		{"cat *.go", "allow", "MODE"},
 		{"go test ./...", "allow", "MODE"},
 		{"ls -la | wc -l", "allow", "MODE"},

@@ -171,29 +171,42 @@ func (w *walker) words(words []pdp.PathWord, root string, rootOK bool, bases []s
 			continue
 		}
 		var found []pdp.CheckedPath
+		unjudged := false
+	targets:
 		for _, t := range targets {
 			if w.limit("", t.base) != nil {
-				found = nil
+				unjudged = true
 				break
 			}
 			for _, base := range relativeBases(t.base, bases) {
+				if base == "" && !filepath.IsAbs(t.base) {
+					// No directory to resolve against (no cwd, no
+					// workspace): the word is judged by its own names.
+					c := checkedPath(word.Value, filepath.Clean(t.base), root, false, true, t.wild)
+					c.Word = word
+					found = append(found, c)
+					continue
+				}
 				resolved, ok, err := w.resolve(t.base, base)
 				if err != nil {
 					if cerr := w.ctx.Err(); cerr != nil {
 						return nil, err
 					}
-					spent, found = true, nil
-					break
+					spent, unjudged = true, true
+					break targets
 				}
-				c := checkedPath(word.Value, resolved, root, rootOK && ok && within(root, resolved), ok, t.wild)
+				if !ok {
+					// Not judged (a process-relative path such as
+					// /proc/self/cwd/.env, ~user, NUL): it may be any path.
+					unjudged = true
+					break targets
+				}
+				c := checkedPath(word.Value, resolved, root, rootOK && within(root, resolved), ok, t.wild)
 				c.Word = word
 				found = append(found, c)
 			}
-			if spent {
-				break
-			}
 		}
-		if found == nil {
+		if unjudged || found == nil {
 			possible()
 			continue
 		}

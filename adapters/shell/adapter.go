@@ -41,6 +41,7 @@ func (f Facts) core() pdp.ShellFacts {
 		Operators: f.Operators, Compound: f.Compound,
 		Redirections: f.Redirections, Substitutions: f.Substitutions, Assignments: f.Assignments,
 		Parts: parts, Redirects: coreRedirects(f.Redirects), Evaluated: f.Evaluated, Assigned: f.Assigned,
+		GlobsAnyName: f.GlobsAnyName, WordsUnknown: f.WordsUnknown,
 	}
 }
 

@@ -58,6 +58,10 @@ type Facts struct {
 	// Assigned names the variables assigned anywhere: VAR=x prefixes,
 	// bare assignments and declare/export/local arguments.
 	Assigned []string
+	// GlobsAnyName: the call changes what globs match (shopt -s dotglob,
+	// nocaseglob, GLOBIGNORE=…). WordsUnknown: it makes where a word
+	// leads unknown (CDPATH, cdable_vars, ln, mount).
+	GlobsAnyName, WordsUnknown bool
 
 	in input // what the statement being walked reads
 	// envWords and envDepth count the env words read in the command
@@ -175,6 +179,9 @@ func parse(b *budget, command string, depth, nest int) Facts {
 			f.Operators = append(f.Operators, ";")
 		}
 		f.list(stmt)
+	}
+	if f.failed == nil {
+		f.callLevel(file)
 	}
 	return f
 }
@@ -298,6 +305,11 @@ func (f *Facts) command(c syntax.Command) {
 		}
 	case *syntax.CoprocClause:
 		f.compound("coproc", []*syntax.Stmt{c.Stmt})
+		if c.Name != nil {
+			// coproc NAME CMD, and coproc WORD <redirection>, which bash
+			// runs as a command WORD: not read here.
+			f.Commands = append(f.Commands, opaque(opaqueBody))
+		}
 	case *syntax.ArithmCmd:
 		f.compound("arithmetic")
 	case *syntax.TestClause:
@@ -379,6 +391,8 @@ func (f *Facts) bodyCommands(cmd Command) []Command {
 			continue
 		}
 		out = append(out, inner.Commands...)
+		f.GlobsAnyName = f.GlobsAnyName || inner.GlobsAnyName
+		f.WordsUnknown = f.WordsUnknown || inner.WordsUnknown
 	}
 	return out
 }

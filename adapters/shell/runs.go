@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -52,7 +53,7 @@ var shells = setOf("sh", "bash", "rbash", "zsh", "dash", "ksh", "mksh", "lksh", 
 // precommands run the command their later words name (sudo -u x CMD, env
 // A=1 CMD, timeout 5 CMD); a shell, eval, source or trap behind one runs
 // as it would first. Every one is on the policy's data.shell.wrappers.
-var precommands = setOf("env", "sudo", "doas", "run0", "pkexec", "nice", "nohup", "timeout", "stdbuf", "setsid",
+var precommands = setOf("env", "sudo", "doas", "run0", "pkexec", "nice", "nohup", "timeout", "stdbuf", "setsid", "ssh-agent", "gdb",
 	"ionice", "taskset", "command", "builtin", "exec", "time", "chroot", "unbuffer", "busybox", "runuser",
 	"chpst", "nsenter", "unshare", "strace", "ltrace", "firejail", "bwrap", "systemd-run", "sg", "fakeroot",
 	"caffeinate", "flock", "script", "xargs", "parallel", "watch", "find", "--")
@@ -249,12 +250,55 @@ func (f *Facts) runs(cmd Command) ([]text, []Command) {
 			texts = append(texts, commandOptions(argv, literal, i+1)...)
 		case name == "env" || base == "env":
 			texts, out = f.envRuns(argv[i:], literal[i:], texts, out)
+		case name == "alias":
+			// alias x='…' defines a command the call may run later.
+			for j := i + 1; j < len(argv); j++ {
+				if k := strings.IndexByte(argv[j], '='); k > 0 {
+					texts = append(texts, text{s: argv[j][k+1:], literal: literal[j]})
+				}
+			}
+		case name == "mapfile" || name == "readarray":
+			// -C CALLBACK runs code.
+			for j := i + 1; j+1 < len(argv); j++ {
+				if argv[j] == "-C" {
+					texts = append(texts, text{s: argv[j+1], literal: literal[j+1]})
+				}
+			}
+		case name == "fc", name == "hash", name == "enable":
+			// fc runs history; hash -p and enable name programs anew.
+			if name == "fc" || i+1 < len(argv) {
+				addOpaque(opaqueBody)
+			}
+		case name == "gdb" || base == "gdb":
+			for j := i + 1; j < len(argv); j++ {
+				if t, ok := strings.CutPrefix(argv[j], "shell "); ok {
+					texts = append(texts, text{s: t, literal: literal[j]})
+				} else if t, ok := strings.CutPrefix(argv[j], "!"); ok {
+					texts = append(texts, text{s: t, literal: literal[j]})
+				}
+			}
+		case strings.HasPrefix(name, "git-") && len(name) > 4:
+			// git-push is git push.
+			out = append(out, Command{
+				Argv:    append([]string{"git", name[4:]}, argv[i+1:]...),
+				Literal: append([]bool{true, true}, literal[i+1:]...),
+			})
+		case name == "git" || base == "git":
+			if gitRunsConfig(argv[i+1:]) {
+				addOpaque(opaqueOptions)
+			}
+		}
+		if i == 0 && (strings.HasPrefix(word, "/proc/") || strings.HasPrefix(word, "/dev/fd/")) {
+			addOpaque(opaqueBody) // /proc/self/exe is whatever runs the call
 		}
 	}
 	if literal[0] && named(argv[0], textWrappers) {
+		// watch runs its words through sh -c: a text it cannot parse is
+		// still run up to the error.
+		certain := named(argv[0], setOf("watch"))
 		for i := 1; i < len(argv); i++ {
 			if literal[i] && strings.ContainsAny(argv[i], " \t\n;&|<>()`$") {
-				texts = append(texts, text{s: argv[i], literal: true, guess: true})
+				texts = append(texts, text{s: argv[i], literal: true, guess: !certain})
 			}
 		}
 	}
@@ -289,16 +333,14 @@ func (f *Facts) envRuns(argv []string, literal []bool, texts []text, out []Comma
 }
 
 // stdinTexts: a shell reading commands from its standard input runs the
-// here-document it is fed; from a pipe, what another program wrote,
-// which the analysis cannot read.
+// here-document it is fed; anything else it reads the analysis cannot.
 func (f *Facts) stdinTexts(texts []text, out []Command) ([]text, []Command) {
-	switch f.in.kind {
-	case inputText:
+	if f.in.kind == inputText {
 		return append(texts, *f.in.stdin), out
-	case inputPipe:
-		return texts, append(out, opaque(opaqueStdin))
 	}
-	return texts, out
+	// A pipe, a file, a descriptor (<&3), or whatever the call inherits
+	// (an earlier exec <<< may have set it): not read here.
+	return texts, append(out, opaque(opaqueStdin))
 }
 
 // scriptTexts: a script operand that is a descriptor or process file
@@ -335,6 +377,23 @@ func firstOperand(argv []string, i int) int {
 		}
 	}
 	return -1
+}
+
+// gitRunsConfig: git's words set configuration that may define what runs
+// (-c alias.x=…, -c core.pager=…, --config-env, include paths): the
+// analysis does not follow it.
+func gitRunsConfig(words []string) bool {
+	for j, w := range words {
+		switch {
+		case w == "-c" && j+1 < len(words):
+			return true
+		case strings.HasPrefix(w, "--config-env"), strings.HasPrefix(w, "-c") && len(w) > 2:
+			return true
+		case !strings.HasPrefix(w, "-"):
+			return false
+		}
+	}
+	return false
 }
 
 // commandOptions are the command strings given as -c CMD, -cCMD,
@@ -426,6 +485,12 @@ var shellLongOptions = map[string]bool{
 	"--dump-po-strings": false, "--dump-strings": false, "--wordexp": false, "--protected": false, "--pretty-print": false,
 }
 
+// isLongOption: a word that is one of bash's long options.
+func isLongOption(w string) bool {
+	_, ok := shellLongOptions[w]
+	return ok
+}
+
 // shellLetters are bash's single-letter options (set's and the
 // invocation's).
 const shellLetters = "abcefhiklmnprstuvxBCDEHPT"
@@ -447,7 +512,10 @@ func scanFrom(argv []string, literal []bool, res [][4]scanResult, j, st int) sca
 			return scanResult{kind: scanOpaque}
 		}
 		return operandAt(st, j+1)
-	case strings.HasPrefix(w, "--"):
+	case strings.HasPrefix(w, "--") || isLongOption("-"+w):
+		if !strings.HasPrefix(w, "--") {
+			w = "-" + w // bash takes its long options after one dash too (-posix, -rcfile F)
+		}
 		takes, known := shellLongOptions[w]
 		if !known {
 			return scanResult{kind: scanOpaque}
@@ -465,9 +533,9 @@ func scanFrom(argv []string, literal []bool, res [][4]scanResult, j, st int) sca
 				args++
 			case strings.IndexByte(shellLetters, c) < 0:
 				return scanResult{kind: scanOpaque}
-			case c == 'c' && w[0] == '-':
+			case c == 'c': // bash and dash take +c as -c
 				st |= stC
-			case c == 's' && w[0] == '-':
+			case c == 's':
 				st |= stS
 			}
 		}
@@ -539,4 +607,85 @@ func runTimeWords(cmd Command) Command {
 		}
 	}
 	return out
+}
+
+// evaluators are the builtins that may evaluate a string as arithmetic
+// or as a name with a subscript ('a[$(cmd)]'), which runs the command
+// substitution inside it.
+var evaluators = setOf("test", "[", "declare", "typeset", "local", "export", "readonly", "read", "unset",
+	"mapfile", "readarray", "let", "wait", "shift", "return", "exit", "ulimit")
+
+// codeVariables run their value as code (prompts, start-up files,
+// exported functions) when a shell expands or starts them.
+var codeVariables = setOf("PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND", "BASH_ENV", "ENV", "SHELLOPTS",
+	"BASHOPTS", "BASH_LOADABLES_PATH", "EXECIGNORE")
+
+// globOptions change which names a glob matches; dirOptions where a
+// relative word resolves.
+var (
+	globOptions = setOf("dotglob", "nocaseglob", "extglob", "globstar", "nocasematch", "globskipdots")
+	dirOptions  = setOf("cdable_vars", "autocd")
+)
+
+// callLevel looks at the whole text for what changes how its words are
+// read: quoted code a builtin may evaluate, variables whose values run as
+// code, glob options, and what makes a relative word's directory
+// unknown. What it cannot follow becomes an opaque command of the last
+// part.
+func (f *Facts) callLevel(file *syntax.File) {
+	quotedCode, evaluates := false, f.Evaluated > 0
+	syntax.Walk(file, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Lit:
+			quotedCode = quotedCode || strings.Contains(n.Value, "$(") || strings.Contains(n.Value, "`") || strings.Contains(n.Value, "$\\(")
+		case *syntax.SglQuoted:
+			quotedCode = quotedCode || strings.Contains(n.Value, "$(") || strings.Contains(n.Value, "`")
+		case *syntax.Assign:
+			evaluates = evaluates || n.Index != nil // a[x]=1 evaluates x
+		case *syntax.CStyleLoop:
+			evaluates = true
+		}
+		return true
+	})
+	for _, k := range f.Compound {
+		evaluates = evaluates || k == "arithmetic" || k == "let" || k == "test" || k == "declare"
+	}
+	code := false
+	for _, name := range f.Assigned {
+		code = code || codeVariables[name] || strings.HasPrefix(name, "BASH_FUNC_")
+		f.GlobsAnyName = f.GlobsAnyName || name == "GLOBIGNORE"
+		f.WordsUnknown = f.WordsUnknown || name == "CDPATH"
+	}
+	for _, c := range f.Commands {
+		if len(c.Argv) == 0 || !c.Literal[0] {
+			continue
+		}
+		name, base := programNames(c.Argv[0])
+		evaluates = evaluates || evaluators[name] || (name == "printf" && slices.Contains(c.Argv, "-v"))
+		for i, w := range c.Argv[1:] {
+			if !c.Literal[i+1] {
+				continue
+			}
+			if k := strings.IndexByte(w, '='); k > 0 && (name == "env" || evaluators[name]) {
+				v := w[:k]
+				code = code || codeVariables[v] || strings.HasPrefix(v, "BASH_FUNC_")
+				f.GlobsAnyName = f.GlobsAnyName || v == "GLOBIGNORE"
+				f.WordsUnknown = f.WordsUnknown || v == "CDPATH"
+			}
+			if name == "shopt" || name == "set" {
+				f.GlobsAnyName = f.GlobsAnyName || globOptions[w]
+				f.WordsUnknown = f.WordsUnknown || dirOptions[w]
+			}
+		}
+		switch {
+		case name == "ln" || name == "link" || name == "mount" || base == "ln" || name == "bindfs":
+			f.WordsUnknown = true // a name the call creates may lead anywhere
+		}
+	}
+	if (quotedCode && evaluates) || code {
+		f.Commands = append(f.Commands, opaque(opaqueBody))
+		if len(f.Parts) > 0 {
+			f.Parts[len(f.Parts)-1].End = len(f.Commands)
+		}
+	}
 }

@@ -58,8 +58,14 @@ func hasExpansionChars(lit string, first bool) bool {
 		switch lit[i] {
 		case '\\':
 			i++ // an escaped character is literal
-		case '*', '?', '[', '{', '}':
+		case '*', '?', '{', '}':
 			return true
+		case '[':
+			// A bracket starts a class only with a ] after it: the test
+			// command [ is a plain word.
+			if strings.IndexByte(lit[i+1:], ']') >= 0 {
+				return true
+			}
 		}
 	}
 	return false
@@ -126,9 +132,16 @@ func globPattern(w *syntax.Word) (string, bool) {
 					}
 				case '{', '}':
 					return "", false
-				case '*', '?', '[':
+				case '*', '?':
 					wild = true
 					b.WriteByte(c)
+				case '[':
+					if strings.IndexByte(p.Value[j+1:], ']') >= 0 {
+						wild = true
+						b.WriteByte(c)
+					} else {
+						b.WriteString(`\[`)
+					}
 				default:
 					b.WriteByte(c)
 				}

@@ -69,10 +69,11 @@ test_what_each_program_does_to_its_operands if {
 		expect(shell_paths_call([[prog, "x"]], full, [word_path("x", 0, 1, write_ask)]), "ask", "config", "x")
 	}
 
-	# copy: the destination is written, the sources read.
+	# copy: which operand cp writes depends on its options (-t DIR, a
+	# trailing -f), so every operand may be read or written.
 	expect(shell_paths_call([["cp", "x", "y"]], full, [word_path("x", 0, 1, read_ask)]), "ask", "config", "x")
-	expect(shell_paths_call([["cp", "x", "y"]], full, [word_path("x", 0, 1, write_ask)]), "allow", "mode", "MODE")
-	expect(shell_paths_call([["cp", "y", "x"]], full, [word_path("x", 0, 2, write_ask)]), "ask", "config", "x")
+	expect(shell_paths_call([["cp", "x", "y", "-f"]], full, [word_path("x", 0, 2, write_ask)]), "ask", "config", "x")
+	expect(shell_paths_call([["cp", "-t", "x", "y"]], full, [word_path("x", 0, 2, write_ask)]), "ask", "config", "x")
 
 	# move: both ends are read and written.
 	expect(shell_paths_call([["mv", "x", "y"]], full, [word_path("x", 0, 1, write_ask)]), "ask", "config", "x")
@@ -81,6 +82,7 @@ test_what_each_program_does_to_its_operands if {
 	expect(shell_paths_call([["sed", "s/a/b/", "x"]], full, [word_path("x", 0, 2, write_ask)]), "allow", "mode", "MODE")
 	expect(shell_paths_call([["sed", "-i", "s/a/b/", "x"]], full, [word_path("x", 0, 3, write_ask)]), "ask", "config", "x")
 	expect(shell_paths_call([["sed", "--in-place=.bak", "s/a/b/", "x"]], full, [word_path("x", 0, 3, write_ask)]), "ask", "config", "x")
+	expect(shell_paths_call([["sed", "--in", "s/a/b/", "x"]], full, [word_path("x", 0, 3, write_ask)]), "ask", "config", "x")
 
 	# dd writes of= and reads if=.
 	expect(shell_paths_call([["dd", "of=x"]], full, [word_path("x", 0, 1, write_ask)]), "ask", "config", "x")
@@ -124,4 +126,17 @@ test_shell_words_of_another_capability_are_not_judged if {
 	inp := object.union(object.remove(shell_paths_call([["cat", ".env"]], full, [p]), ["tool"]), {"capability": "fs.list"})
 	d := decide(inp)
 	d.decision == "allow"
+}
+
+test_a_command_that_could_not_be_read_may_name_any_path if {
+	p := {"value": "<command that could not be read>", "path": "", "rel": null, "inside": false, "possible": true, "shell": {"unread": true}, "rules": possible(env_deny)}
+	inp := {
+		"tool": "shell", "capability": "shell.exec", "session": session(full),
+		"shell": {"parsed": false, "error": "1:9: reached EOF without closing quote"},
+		"workspace": {"outside": [], "paths": [p]},
+	}
+	d := decide(inp)
+	d.decision == "ask"
+	d.rule == ".env"
+	contains(d.reason, "could not be read")
 }
