@@ -243,3 +243,65 @@ func freePort() (int, error) {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
+
+// Pause stops every process of the cluster with SIGSTOP — the postmaster
+// and each backend — as a stalled host or a partition without a reset
+// would: connections stay open and nothing answers. Resume ends it.
+func (cl *Cluster) Pause(t testing.TB) {
+	t.Helper()
+	cl.signal(t, syscall.SIGSTOP)
+	t.Cleanup(func() { cl.signalAll(syscall.SIGCONT) })
+}
+
+// Resume lets the paused cluster run again (SIGCONT).
+func (cl *Cluster) Resume(t testing.TB) {
+	t.Helper()
+	cl.signal(t, syscall.SIGCONT)
+}
+
+func (cl *Cluster) signal(t testing.TB, sig syscall.Signal) {
+	t.Helper()
+	if n := cl.signalAll(sig); n == 0 {
+		t.Fatalf("pgtest: no process of the cluster to send %v", sig)
+	}
+}
+
+// signalAll sends sig to the postmaster (postmaster.pid's first line)
+// and its children; it returns how many processes it reached.
+func (cl *Cluster) signalAll(sig syscall.Signal) int {
+	raw, err := os.ReadFile(filepath.Join(cl.c.data, "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	first, _, _ := strings.Cut(string(raw), "\n")
+	pm, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil {
+		return 0
+	}
+	pids := []int{pm}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: the command may hold spaces, so read
+		// after its closing parenthesis.
+		rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+		fields := strings.Fields(rest)
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pm) {
+			pids = append(pids, pid)
+		}
+	}
+	n := 0
+	for _, pid := range pids {
+		if syscall.Kill(pid, sig) == nil {
+			n++
+		}
+	}
+	return n
+}
