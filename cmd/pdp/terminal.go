@@ -97,10 +97,10 @@ func levelCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "level SESSION READ_ONLY|READ_WRITE|SMART|FULL",
 		Short: "Switch a session's permission level",
-		Long:  "Sets the permission level of SESSION; it applies to the session's next decision.",
+		Long:  "Sets the permission level of SESSION; it applies to the session's next decision. The level may be written in any case (full is FULL).",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			level := client.Level(args[1])
+			level := client.Level(strings.ToUpper(args[1]))
 			s, err := t.client().Sessions().Update(cmd.Context(), args[0], client.SessionChange{PermissionLevel: &level})
 			if err != nil {
 				return t.failed("level "+args[0], err)

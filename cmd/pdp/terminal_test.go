@@ -91,12 +91,13 @@ func TestTerminalAsksAnswerLevel(t *testing.T) {
 		args []string
 		want string
 	}{
-		"already answered":   {[]string{"answer", status.DecisionID, "deny"}, "409"},
-		"not grantable":      {[]string{"answer", write.DecisionID, "allow_session"}, "422"},
-		"an unknown answer":  {[]string{"answer", write.DecisionID, "allow_forever"}, "want one of allow_once, allow_session, allow_project, deny"},
-		"an unknown ask":     {[]string{"answer", "nope", "deny"}, "404"},
-		"an unknown level":   {[]string{"level", "t1", "LOUD"}, "invalid_level"},
-		"an unknown session": {[]string{"level", "nobody", "FULL"}, "404"},
+		"already answered":               {[]string{"answer", status.DecisionID, "deny"}, "409"},
+		"not grantable":                  {[]string{"answer", write.DecisionID, "allow_session"}, "422"},
+		"an unknown answer":              {[]string{"answer", write.DecisionID, "allow_forever"}, "want one of allow_once, allow_session, allow_project, deny"},
+		"an unknown ask":                 {[]string{"answer", "nope", "deny"}, "404"},
+		"an unknown level":               {[]string{"level", "t1", "LOUD"}, "invalid_level"},
+		"an unknown session":             {[]string{"level", "nobody", "FULL"}, "404"},
+		"an unknown level in lower case": {[]string{"level", "t1", "loud"}, "invalid_level"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := runTerminal(t, append(tc.args, url...)...)
@@ -114,7 +115,7 @@ func TestTerminalAsksAnswerLevel(t *testing.T) {
 	}
 
 	// The level applies to the session's next decision.
-	if out, err := runTerminal(t, append([]string{"level", "t2", "READ_WRITE"}, url...)...); err != nil || strings.TrimSpace(out) != "t2: READ_WRITE" {
+	if out, err := runTerminal(t, append([]string{"level", "t2", "read_write"}, url...)...); err != nil || strings.TrimSpace(out) != "t2: READ_WRITE" {
 		t.Fatalf("level: %q %v", out, err)
 	}
 	d, err := c.Decide(context.Background(), client.DecideRequest{SessionID: "t2", Tool: "write_file", Args: map[string]any{"path": "src/a.go"}, Cwd: "/home/me/proj"}, false)
