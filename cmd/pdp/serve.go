@@ -63,7 +63,7 @@ audit events are committed.`,
 	}
 	cmd.Flags().String("addr", "", "listen address HOST:PORT (default: config's server.addr, 127.0.0.1:8181)")
 	cmd.Flags().String("db", "", "SQLite file or postgres:// URL (default: config's db.path, pdp.db)")
-	cmd.Flags().String("policies", "", "policy directory (default: config's policy.path, else the built-in policy)")
+	cmd.Flags().String("policies", "", "policy: a DIR, a BUNDLE (.tar.gz) or an http(s) URL of a bundle (default: config's policy.path, else the built-in policy)")
 	return cmd
 }
 
