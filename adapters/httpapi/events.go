@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -59,73 +59,153 @@ func (s *Server) events(c echo.Context) error {
 	rc := http.NewResponseController(w)
 	// The connection may serve another request after this one.
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
-	send := func(frame string) error {
-		_ = rc.SetWriteDeadline(time.Now().Add(eventsWriteTimeout))
-		if _, err := io.WriteString(w, frame); err != nil {
+	// Each write must end within eventsWriteTimeout of being armed; it is
+	// armed again only once half of it is gone, since arming costs about
+	// what a small write does.
+	var deadline time.Time
+	write := func(frame []byte) error {
+		if now := time.Now(); deadline.Sub(now) < eventsWriteTimeout/2 {
+			deadline = now.Add(eventsWriteTimeout)
+			_ = rc.SetWriteDeadline(deadline)
+		}
+		_, err := w.Write(frame)
+		return err
+	}
+	send := func(frame []byte) error {
+		if err := write(frame); err != nil {
 			return err
 		}
 		return rc.Flush()
 	}
-	if send(fmt.Sprintf("retry: 2000\nid: %d\nevent: ready\ndata: {}\n\n", sub.After())) != nil {
+	if send(fmt.Appendf(nil, "retry: 2000\nid: %d\nevent: ready\ndata: {}\n\n", sub.After())) != nil {
 		return nil
 	}
 	ping := time.NewTicker(eventsPing)
 	defer ping.Stop()
 	for {
-		var frame string
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-s.cfg.Stopping:
 			// The reader reconnects, to this server once it is back or
 			// to another replica, with the last id it got.
-			_ = send(": the server is shutting down\n\n")
+			_ = send([]byte(": the server is shutting down\n\n"))
 			return nil
 		case <-ping.C:
-			frame = ": ping\n\n"
+			if send([]byte(": ping\n\n")) != nil {
+				return nil
+			}
 		case change, open := <-sub.Changes():
 			if !open {
 				// Dropped (slow) or shutting down: the reader reconnects
 				// with the last id it got and misses nothing.
-				_ = send(fmt.Sprintf(": %v\n\n", sub.Err()))
+				_ = send(fmt.Appendf(nil, ": %v\n\n", sub.Err()))
 				return nil
 			}
-			frame, err = s.eventFrame(ctx, change, who)
-			if err != nil {
-				s.cfg.Logger.Error("event stream ended", "err", err)
+			// The changes already waiting go out with this one, in one
+			// flush: under a burst of asks a reader costs one write per
+			// burst, not one per change. (A closed channel is seen on the
+			// next turn of the loop.)
+			for open {
+				frame, err := s.eventFrame(ctx, change, who)
+				if err != nil {
+					s.cfg.Logger.Error("event stream ended", "err", err)
+					return nil
+				}
+				if frame != nil && write(frame) != nil {
+					return nil
+				}
+				select {
+				case change, open = <-sub.Changes():
+				default:
+					open = false
+				}
+			}
+			if rc.Flush() != nil {
 				return nil
 			}
-		}
-		if frame != "" && send(frame) != nil {
-			return nil
 		}
 	}
 }
 
-// eventFrame is one change as an SSE frame, or "" when the caller may not
-// see it (or its decision is gone from the trail).
-func (s *Server) eventFrame(ctx context.Context, change pdp.Change, who pdp.Caller) (string, error) {
-	var data any
-	switch {
-	case change.Kind == pdp.ChangeLevel && change.Session != nil:
-		data = change.Session
-	case change.Decision != nil:
-		data = listDecision(*change.Decision, s.cfg.MaxListArgBytes)
-	default:
-		return "", nil
+// eventFrame is one change as an SSE frame, or nil when the caller may
+// not see it (or its decision is gone from the trail). Every stream that
+// sends the change shares one encoding of it (s.frames); the frame must
+// not be changed.
+func (s *Server) eventFrame(ctx context.Context, change pdp.Change, who pdp.Caller) ([]byte, error) {
+	if (change.Kind != pdp.ChangeLevel || change.Session == nil) && change.Decision == nil {
+		return nil, nil
 	}
 	err := s.sessions.MayRead(ctx, change.SessionID, who, pdp.ErrNotFound)
 	var refused *pdp.Refusal
 	if errors.As(err, &refused) {
-		return "", nil
+		return nil, nil
 	} else if err != nil {
-		return "", err
+		return nil, err
 	}
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return "", err
+	return s.frames.encoded(change, func() ([]byte, error) {
+		var data any = change.Session
+		if change.Kind != pdp.ChangeLevel || change.Session == nil {
+			data = listDecision(*change.Decision, s.cfg.MaxListArgBytes)
+		}
+		raw, err := json.Marshal(data)
+		if err != nil {
+			return nil, err
+		}
+		return fmt.Appendf(nil, "id: %d\nevent: %s\ndata: %s\n\n", change.Seq, change.Kind, raw), nil
+	})
+}
+
+// frameCache is how many encoded changes eventFrames keeps: the readers
+// of a live stream are all at the newest few changes; one further behind
+// than this has its frames encoded again.
+const frameCache = 256
+
+// eventFrames encodes each change once for all the streams that send it:
+// with a thousand readers, encoding it for each took most of an ask's
+// CPU. The hub hands every reader the same change, with one *Decision or
+// *Session, so that pointer and the Seq are the key; a change read again
+// from the log (a reader resuming from far behind) has pointers of its
+// own, and is encoded apart from what it holds then.
+type eventFrames struct {
+	mu     sync.Mutex
+	frames map[frameKey]*eventFrame
+	keys   [frameCache]frameKey // a ring: the oldest is dropped first
+	next   int
+}
+
+type frameKey struct {
+	seq      int64
+	decision *pdp.DecisionEvent
+	session  *pdp.StoredSession
+}
+
+// eventFrame is one change's frame, encoded by the first stream that
+// needs it; the others wait for it rather than encode it too.
+type eventFrame struct {
+	once sync.Once
+	raw  []byte
+	err  error
+}
+
+func newEventFrames() *eventFrames {
+	return &eventFrames{frames: make(map[frameKey]*eventFrame, frameCache)}
+}
+
+// encoded returns change's frame, encoding it with encode the first time.
+func (f *eventFrames) encoded(change pdp.Change, encode func() ([]byte, error)) ([]byte, error) {
+	key := frameKey{change.Seq, change.Decision, change.Session}
+	f.mu.Lock()
+	e := f.frames[key]
+	if e == nil {
+		e = &eventFrame{}
+		delete(f.frames, f.keys[f.next])
+		f.frames[key], f.keys[f.next] = e, key
+		f.next = (f.next + 1) % frameCache
 	}
-	return fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", change.Seq, change.Kind, raw), nil
+	f.mu.Unlock()
+	e.once.Do(func() { e.raw, e.err = encode() })
+	return e.raw, e.err
 }
 
 // changed tells the feed that the store committed a change.

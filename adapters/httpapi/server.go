@@ -91,6 +91,7 @@ type Server struct {
 	cfg      Config
 	sessions *pdp.Sessions
 	waiters  *waiters
+	frames   *eventFrames
 	refusals window
 }
 
@@ -120,7 +121,7 @@ func New(cfg Config) *echo.Echo {
 	if cfg.MaxListArgBytes <= 0 {
 		cfg.MaxListArgBytes = 4 << 10
 	}
-	s := &Server{cfg: cfg, waiters: newWaiters(), refusals: window{limit: cfg.RefusalsPerSecond},
+	s := &Server{cfg: cfg, waiters: newWaiters(), frames: newEventFrames(), refusals: window{limit: cfg.RefusalsPerSecond},
 		sessions: &pdp.Sessions{Store: cfg.Store, DefaultLevel: cfg.DefaultLevel, DefaultMode: cfg.DefaultMode}}
 	if src, ok := cfg.Store.(AnswerSource); ok {
 		src.OnAnswer(s.waiters.notify)
