@@ -30,8 +30,13 @@ floor_entry_hits(e) := hits if {
 	capability == "shell.exec"
 	hits := array.concat(
 		array.concat(
-			[h | some cmd in input.shell.commands; some v in command_views(cmd); h := floor_view_hit(e, v)],
-			[{"entry": e.name, "exact": true, "text": p.text} | e.fork_bomb == true; some p in input.shell.parts; fork_bomb(p.text)],
+			[h | some v in floor_views; h := floor_view_hit(e, v)],
+			[{"entry": e.name, "exact": true, "text": p.text} |
+				e.fork_bomb == true
+				"function" in input.shell.compound
+				some p in input.shell.parts
+				fork_bomb(p.text)
+			],
 		),
 		[{"entry": e.name, "exact": true, "text": concat(" ", [r.op, r.target])} |
 			some r in input.shell.redirects
@@ -41,6 +46,31 @@ floor_entry_hits(e) := hits if {
 			glob.match(g, ["/"], r.target)
 		],
 	)
+}
+
+# floor_views are the views whose program some entry names: most calls
+# have none, and only these meet the entries' flags and operands. The
+# programs depend on the data alone, so pdp computes them once per policy.
+floor_views := [v |
+	some cmd in input.shell.commands
+	some v in command_views(cmd)
+	v.literal[0] == true
+	floor_named(v.argv[0])
+]
+
+floor_programs := {e.program | some e in floor_entries; e.program}
+
+floor_prefixes := {e.program_prefix | some e in floor_entries; e.program_prefix}
+
+floor_named(word) if {
+	some name in program_names(word)
+	name in floor_programs
+}
+
+floor_named(word) if {
+	some name in program_names(word)
+	some prefix in floor_prefixes
+	startswith(name, prefix)
 }
 
 # floor_view_hit: the view runs the entry's program with its flags and

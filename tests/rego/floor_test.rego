@@ -72,7 +72,7 @@ test_devices_filesystems_permissions_and_fork_bombs if {
 	disk := object.union(plain(["cat", "x.img"]), {"redirects": [{"op": ">", "target": "/dev/sda", "dev_null": false, "dup": false, "here_doc": false, "program": "cat"}]})
 	floor_denies(disk, "writing onto a disk")
 
-	bomb := object.union(list_facts([[":"], [":"]], [";"]), {"parts": [
+	bomb := object.union(list_facts([[":"], [":"]], [";"]), {"compound": ["function"], "parts": [
 		object.union(part_of([":"], 0), {"text": ":() { : | : & }", "simple": false}),
 		part_of([":"], 1),
 	]})
