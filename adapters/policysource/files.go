@@ -16,13 +16,16 @@ import (
 )
 
 // LoadFS compiles the policy files of fsys: every .rego file except tests,
-// and .json data files. The revision is a hash of their content.
+// and .json data files, each loaded under the path of its directory as
+// OPA's loader and bundles do (rules/data.json is data.rules). The
+// revision is a hash of their content.
 func LoadFS(ctx context.Context, fsys fs.FS, source string) (*pdp.Policy, error) {
 	files, err := policyFiles(fsys, source)
 	if err != nil {
 		return nil, err
 	}
-	loaded, err := loader.NewFileLoader().WithFS(fsys).Filtered(files, nil)
+	notPolicy := func(p string, info fs.FileInfo, _ int) bool { return !info.IsDir() && !isPolicyFile(p) }
+	loaded, err := loader.NewFileLoader().WithFS(fsys).Filtered([]string{"."}, notPolicy)
 	if err != nil {
 		return nil, fmt.Errorf("loading policy %s: %w", source, err)
 	}
