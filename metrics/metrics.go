@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/toolperm/pdp/internal/buildinfo"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -121,7 +122,17 @@ func New() *Metrics {
 		m.httpRequests, m.httpDuration, m.accessDenied} {
 		f(c)
 	}
+	f(buildInfo(buildinfo.Read()))
 	return m
+}
+
+// buildInfo is pdp_build_info: value 1, the build in its labels.
+func buildInfo(b buildinfo.Info) prometheus.Collector {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "pdp_build_info", Help: "The running build (value 1): version, VCS revision, Go and OPA versions, cgo.",
+	}, []string{"version", "revision", "goversion", "opa_version", "cgo"})
+	g.WithLabelValues(b.Version, b.Revision, b.GoVersion, b.OPAVersion, strconv.FormatBool(b.CGO)).Set(1)
+	return g
 }
 
 // Handler serves the registry in the Prometheus exposition format.

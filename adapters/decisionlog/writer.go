@@ -9,10 +9,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/toolperm/pdp/internal/buildinfo"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -129,13 +129,11 @@ func newWriter(out io.Writer, file *os.File, o Options) *Writer {
 	return w
 }
 
-// moduleVersion is the version of the main module this binary was built
-// from: a tag, a pseudo-version, or "(devel)".
+// moduleVersion is the version of this build (internal/buildinfo): the
+// version the release script stamped, else the module's tag,
+// pseudo-version or "(devel)".
 func moduleVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
+	return buildinfo.Read().Version
 }
 
 // Record appends the line of ev to the buffer. A failure is reported on

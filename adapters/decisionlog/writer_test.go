@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/adapters/decisionlog"
+	"github.com/toolperm/pdp/internal/buildinfo"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -111,8 +112,8 @@ func TestLabelsDefaultToHostAndBuild(t *testing.T) {
 	_ = w.Close()
 	host, _ := os.Hostname()
 	labels := lines(t, buf.Bytes())[0]["labels"].(map[string]any)
-	if labels["id"] != host || labels["version"] == "" {
-		t.Fatalf("labels %v, want id %q and a version", labels, host)
+	if labels["id"] != host || labels["version"] != buildinfo.Read().Version {
+		t.Fatalf("labels %v, want id %q and version %q", labels, host, buildinfo.Read().Version)
 	}
 }
 

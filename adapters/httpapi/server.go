@@ -15,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"github.com/toolperm/pdp/internal/buildinfo"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -221,7 +222,12 @@ func (s *Server) openapi(c echo.Context) error {
 	return c.Blob(http.StatusOK, "application/json", OpenAPI)
 }
 
+// health answers that the process is up; an admin (or anyone, when no
+// tokens are configured) also gets the build (pdp version).
 func (s *Server) health(c echo.Context) error {
+	if callerOf(c).has(Admin) {
+		return c.JSON(http.StatusOK, map[string]string{"status": "ok", "version": buildinfo.Read().String()})
+	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 

@@ -1,0 +1,5 @@
+//go:build cgo
+
+package buildinfo
+
+const cgoEnabled = true
