@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -225,5 +226,21 @@ func TestConsoleInboxIsLive(t *testing.T) {
 	s.mustStatus(200, "POST", "/v1/decisions/"+id+"/answer", map[string]any{"answer": "deny", "channel": "terminal"})
 	if err := within(3*time.Second, chromedp.WaitNotPresent(`#ask-`+id)); err != nil {
 		t.Fatalf("the answered ask stayed: %v", err)
+	}
+}
+
+// TestTheRootLeadsToTheConsole: GET / and GET /ui redirect to the console.
+func TestTheRootLeadsToTheConsole(t *testing.T) {
+	s := newService(t)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, path := range []string{"/", "/ui"} {
+		resp, err := noFollow.Get(s.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/ui/" {
+			t.Fatalf("GET %s: %d to %q, want 302 to /ui/", path, resp.StatusCode, resp.Header.Get("Location"))
+		}
 	}
 }

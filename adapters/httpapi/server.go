@@ -162,7 +162,9 @@ func (s *Server) routes(e *echo.Echo) {
 	}
 	e.POST("/v1/policy/impact", s.policyImpact, s.require(Admin))
 	e.GET("/v1/openapi.json", s.openapi)
-	e.GET("/ui", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/ui/") })
+	toConsole := func(c echo.Context) error { return c.Redirect(http.StatusFound, "/ui/") }
+	e.GET("/", toConsole)
+	e.GET("/ui", toConsole)
 	e.GET("/ui/*", echo.WrapHandler(http.StripPrefix("/ui/", http.FileServerFS(consoleFiles))))
 	e.GET("/health", s.health)
 	e.GET("/ready", s.ready)
