@@ -34,6 +34,7 @@ func rootCommand() *cobra.Command {
 	root.AddCommand(replayCommand())
 	root.AddCommand(asksCommand(), answerCommand(), levelCommand())
 	root.AddCommand(auditCommand())
+	root.AddCommand(policyCommand(), configCommand())
 	root.AddCommand(versionCommand())
 	withVersionFlag(root)
 	return root

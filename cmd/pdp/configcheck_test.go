@@ -1,0 +1,82 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestConfigCheckAcceptsTheShippedConfig(t *testing.T) {
+	if r := runPDPProcess(t, "", "config", "check", repoConfig); r.status != 0 || !strings.Contains(r.stdout, "ok") {
+		t.Fatalf("config check of config.yaml:\n%s", r)
+	}
+}
+
+func TestConfigCheckNamesEachProblemByPathAndVariable(t *testing.T) {
+	cases := []struct {
+		name string
+		yaml string
+		env  []string
+		want []string
+	}{
+		{"an unknown key", "server:\n  adress: 127.0.0.1:1\n", nil,
+			[]string{"config.yaml:2: server.adress (PDP_SERVER_ADRESS): unknown key; server has addr, max_body_bytes"}},
+		{"an unknown section", "servr:\n  addr: x\n", nil,
+			[]string{"config.yaml:1: servr (PDP_SERVR): unknown key; the file has server, db, policy"}},
+		{"a number that is not", "server:\n  max_body_bytes: lots\n", nil,
+			[]string{`config.yaml:2: server.max_body_bytes (PDP_SERVER_MAX_BODY_BYTES): "lots" is not a whole number`}},
+		{"a duration that is not", "policy:\n  eval_timeout: 5\n", nil,
+			[]string{`config.yaml:2: policy.eval_timeout (PDP_POLICY_EVAL_TIMEOUT): "5" is not a duration such as 500ms, 30s, 5m or 2h`}},
+		{"a mapping where a value goes", "log:\n  level: {a: b}\n", nil,
+			[]string{"config.yaml:2: log.level (PDP_LOG_LEVEL): a mapping is not a string"}},
+		{"an unknown level", "sessions:\n  permission_level: SUPER\n", nil,
+			[]string{`config.yaml:2: sessions.permission_level (PDP_SESSIONS_PERMISSION_LEVEL): "SUPER": want READ_ONLY, READ_WRITE, SMART or FULL`}},
+		{"a bad log format", "log:\n  format: xml\n", nil,
+			[]string{`config.yaml:2: log.format (PDP_LOG_FORMAT): "xml": want text or json`}},
+		{"a token without a source", "auth:\n  tokens:\n    - name: ci\n      roles: [admin]\n", nil,
+			[]string{"auth.tokens[0]: ci: give exactly one of sha256, env, file"}},
+		{"an unknown token key", "auth:\n  tokens:\n    - name: ci\n      role: [admin]\n", nil,
+			[]string{"config.yaml:4: auth.tokens[0].role: unknown key; auth.tokens[0] has name, roles, sha256, env, file"}},
+		{"a bad environment value", "", []string{"PDP_SERVER_READ_TIMEOUT=soon"},
+			[]string{`environment: PDP_SERVER_READ_TIMEOUT (server.read_timeout): "soon" is not a duration`}},
+		{"a misspelt variable", "", []string{"PDP_SERVER_ADRESS=127.0.0.1:1"},
+			[]string{"environment: PDP_SERVER_ADRESS is not a setting (server has addr,"}},
+		{"a bad value from the environment", "", []string{"PDP_SESSIONS_MODE=sometimes"},
+			[]string{`environment: sessions.mode (PDP_SESSIONS_MODE): "sometimes": want always-ask, on-demand or allow-all`}},
+		{"an open API off loopback", "server:\n  addr: 0.0.0.0:8181\n", nil,
+			[]string{"config.yaml:2: server.addr (PDP_SERVER_ADDR): 0.0.0.0:8181 is not a loopback address and auth.tokens is empty"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := writeConfig(t, dir, c.yaml)
+			cmd := pdpProcess([]string{"config", "check", cfg}, c.env...)
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			text := strings.ReplaceAll(string(out), cfg, "config.yaml")
+			if err == nil {
+				t.Fatalf("config check accepted it:\n%s", text)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("want %q in:\n%s", w, text)
+				}
+			}
+			for _, goWord := range []string{"int64", "time.Duration", "config.Config", "unmarshal", "strconv", "!!", "reflect"} {
+				if strings.Contains(text, goWord) {
+					t.Errorf("the message names Go's %q:\n%s", goWord, text)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigCheckWithoutAFileIsTheDefaults(t *testing.T) {
+	dir := t.TempDir()
+	if r := runPDPProcess(t, dir, "config", "check"); r.status != 0 {
+		t.Fatalf("config check with no config.yaml (the defaults):\n%s", r)
+	}
+	if r := runPDPProcess(t, dir, "config", "check", filepath.Join(dir, "missing.yaml")); r.status != 1 {
+		t.Fatalf("config check of a named missing file should fail:\n%s", r)
+	}
+}
