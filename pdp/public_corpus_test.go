@@ -91,7 +91,7 @@ func TestPublicCorpus(t *testing.T) {
 	// rules), a read-only command that hides nothing must not ask.
 	full := &pdp.Session{Workspace: "/w", PermissionLevel: pdp.Full,
 		CommandRules: map[string]string{"git push --force": "deny", "rm -rf /": "deny", "git reset --hard": "ask"}}
-	var bypasses, ungrantable, unscreened, askedAtFull int
+	var bypasses, ungrantable, unscreened, askedAtFull, denied int
 	for _, c := range publicCorpus {
 		d := decide(t, e, shellCall(c.cmd, granted))
 		fresh := decide(t, e, shellCall(c.cmd, &pdp.Session{Workspace: "/w"}))
@@ -110,11 +110,18 @@ func TestPublicCorpus(t *testing.T) {
 			bypasses++
 			t.Errorf("dangerous [%s] %q allowed by %s %s", c.source, c.cmd, d.Source, d.Rule)
 		}
-		if s := decide(t, e, shellCall(c.cmd, smart)); s.Danger == nil || s.Danger.By != "screen" {
+		// At SMART a dangerous case is screened (DANGEROUS without the
+		// model), or denied before any verdict by the deny floor.
+		s := decide(t, e, shellCall(c.cmd, smart))
+		floored := s.Decision == pdp.Deny && s.Source == "config"
+		if !floored && (s.Danger == nil || s.Danger.By != "screen") {
 			unscreened++
-			t.Logf("dangerous but not screened [%s]: %q", c.source, c.cmd)
+			t.Errorf("dangerous but not screened [%s]: %q (%s)", c.source, c.cmd, s.Reason)
+		}
+		if floored {
+			denied++
 		}
 	}
-	t.Logf("public corpus: %d cases; allowed through a rule or grant: %d; read-only not grantable: %d; read-only asked at FULL: %d; dangerous unscreened: %d",
-		len(publicCorpus), bypasses, ungrantable, askedAtFull, unscreened)
+	t.Logf("public corpus: %d cases; allowed through a rule or grant: %d; read-only not grantable: %d; read-only asked at FULL: %d; dangerous unscreened: %d; dangerous denied by the floor at SMART: %d",
+		len(publicCorpus), bypasses, ungrantable, askedAtFull, unscreened, denied)
 }
