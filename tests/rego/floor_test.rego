@@ -1,6 +1,5 @@
 package toolperm_test
 
-import data.toolperm
 import rego.v1
 
 # The deny floor holds at every level and mode, and an entry matches what

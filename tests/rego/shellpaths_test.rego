@@ -1,6 +1,5 @@
 package toolperm_test
 
-import data.toolperm
 import rego.v1
 
 # Shell words meet the path rules (docs/security.md, "Path rules through
