@@ -71,7 +71,7 @@ step_explicit_deny := verdict("explicit_deny", "deny", "config", floor_hits[0].e
 } else := verdict("explicit_deny", "ask", "config", command_asked.rule, command_asked.reason) if {
 	# A command rule's ask holds where the mode, the level or a grant would allow.
 	command_asked
-} else := verdict("explicit_deny", "ask", "config", floor_hits[0].entry, sprintf("%q may be %s, on the deny floor: a person decides.", [floor_hits[0].text, floor_hits[0].entry])) if {
+} else := verdict("explicit_deny", "ask", "config", floor_hits[0].entry, object.get(floor_hits[0], "reason", floor_may_be(floor_hits[0].text, floor_hits[0].entry))) if {
 	# A command that may be on the deny floor (rm -rf "$X").
 	count(floor_hits) > 0
 } else := path_verdict("explicit_deny") if {

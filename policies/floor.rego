@@ -22,9 +22,33 @@ floor_entries := data.floor
 # floor_hits are the entries any command of a shell call meets: the
 # exact ones first, each kind in the order of data.floor.
 floor_hits := array.concat(
-	[h | some e in floor_entries; some h in floor_entry_hits(e); h.exact],
-	[h | some e in floor_entries; some h in floor_entry_hits(e); not h.exact],
+	array.concat(
+		[h | some e in floor_entries; some h in floor_entry_hits(e); h.exact],
+		[h | some e in floor_entries; some h in floor_entry_hits(e); not h.exact],
+	),
+	floor_unread,
 )
+
+# floor_unread: a command the analysis could not read (a program word
+# that is not literal, an opaque command, a text that does not parse) may
+# be any command on the floor: the call asks, naming the first entry.
+floor_unread := [{"entry": floor_entries[0].name, "exact": false, "text": t, "reason": r} |
+	capability == "shell.exec"
+	count(floor_entries) > 0
+	some [t, r] in floor_unread_texts
+]
+
+floor_unread_texts contains [t, floor_may_be(t, floor_entries[0].name)] if {
+	some cmd in input.shell.commands
+	cmd.literal[0] == false
+	t := concat(" ", cmd.argv)
+}
+
+floor_unread_texts contains ["", sprintf("The command could not be read (%s), so it may be %s, on the deny floor: a person decides.", [unread_why, floor_entries[0].name])] if {
+	input.shell.parsed == false
+}
+
+floor_may_be(text, entry) := sprintf("%q may be %s, on the deny floor: a person decides.", [text, entry])
 
 floor_entry_hits(e) := hits if {
 	capability == "shell.exec"

@@ -94,7 +94,7 @@ func TestPathRulesThroughTheShell(t *testing.T) {
 		{"echo x > .github/workflows/ci.yml", "ask", ".github/workflows/**"},
 		{"sed -i s/a/b/ .git/config", "ask", ".git/**"},
 		// found by a red-team pass over the first version
-		{"cat .env\nfi", "ask", ".env.*"},            // does not parse: bash runs line 1 first
+		{"cat .env\nfi", "ask", "rm -rf /"},          // does not parse (bash runs line 1 first): it may be anything, and the floor asks first
 		{"cat /proc/self/cwd/.env", "ask", ".env.*"}, // a path the resolver does not follow
 		{"shopt -s dotglob; cat ?env", "ask", ".env.*"},
 		{"file -Lf.env", "deny", ".env"},

@@ -247,7 +247,9 @@ test_a_command_that_does_not_parse_may_match_every_rule if {
 	d := decide(cmd_call(unparsed, rules))
 	contains(d.reason, "could not be read")
 
-	# With no deny or ask rule, the mode decides as before.
-	expect(cmd_call(unparsed, {"permission_level": "FULL"}), "allow", "mode", "MODE")
-	expect(cmd_call(unparsed, {"permission_level": "FULL", "command_rules": {"go test": "allow"}}), "allow", "mode", "MODE")
+	# With no deny or ask rule (and no deny floor, which it may be on), the
+	# mode decides as before.
+	expect(cmd_call(unparsed, {"permission_level": "FULL"}), "allow", "mode", "MODE") with data.floor as []
+	expect(cmd_call(unparsed, {"permission_level": "FULL", "command_rules": {"go test": "allow"}}), "allow", "mode", "MODE") with data.floor as []
+	expect(cmd_call(unparsed, {"permission_level": "FULL"}), "ask", "config", "rm -rf /")
 }

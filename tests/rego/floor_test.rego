@@ -95,3 +95,18 @@ test_a_session_rule_cannot_lift_the_floor if {
 	d2 := decide(cmd_call(plain(["rm", "-rf", "/"]), {"permission_level": "FULL"})) with data.floor as []
 	d2.decision == "allow"
 }
+
+test_a_command_that_could_not_be_read_may_be_on_the_floor if {
+	every s in floor_settings {
+		d := decide(cmd_call(words(["$c"], [false]), s))
+		d.decision == "ask"
+		d.rule == "rm -rf /"
+		d2 := decide(cmd_call({"parsed": false, "error": "1:5: reached EOF"}, s))
+		d2.decision == "ask"
+		d2.rule == "rm -rf /"
+	}
+
+	# Without a floor, the mode decides as before.
+	d := decide(cmd_call(words(["$c"], [false]), {"permission_level": "FULL"})) with data.floor as []
+	d.decision == "allow"
+}

@@ -134,7 +134,7 @@ test_a_command_that_could_not_be_read_may_name_any_path if {
 		"shell": {"parsed": false, "error": "1:9: reached EOF without closing quote"},
 		"workspace": {"outside": [], "paths": [p]},
 	}
-	d := decide(inp)
+	d := decide(inp) with data.floor as [] # the floor would ask first
 	d.decision == "ask"
 	d.rule == ".env"
 	contains(d.reason, "could not be read")
