@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/open-policy-agent/opa/v1/cover"
 	"github.com/open-policy-agent/opa/v1/storage"
@@ -31,7 +32,12 @@ func TestRegoSuite(t *testing.T) {
 	cov := cover.New()
 	txn := storage.NewTransactionOrDie(ctx, store)
 	defer store.Abort(ctx, txn)
+	// OPA's runner stops a test after 5 s by default; under the race
+	// detector and the coverage tracer on a loaded machine the loops over
+	// every level and mode take longer, and a test must not fail for the
+	// machine's speed.
 	ch, err := tester.NewRunner().
+		SetTimeout(5*time.Minute).
 		SetStore(store).
 		SetModules(modules).
 		SetCoverageQueryTracer(cov).
