@@ -197,3 +197,16 @@ func programs(f Facts) []string {
 	}
 	return out
 }
+
+// TestRepeatedReadersCostOnce: a precommand followed by thousands of words
+// that each read the words after them (eval, gdb, alias) is read once,
+// not once per word.
+func TestRepeatedReadersCostOnce(t *testing.T) {
+	for _, word := range []string{"eval ", "gdb ", "alias ", "trap "} {
+		cmd := "sudo " + strings.Repeat(word, 12000) + "x"
+		f := Parse(context.Background(), cmd)
+		if f.budget != nil && f.budget.bodies > 2 {
+			t.Errorf("%q×12000: %d bodies parsed", word, f.budget.bodies)
+		}
+	}
+}

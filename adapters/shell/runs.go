@@ -204,11 +204,25 @@ func (f *Facts) runs(cmd Command) ([]text, []Command) {
 	wrapped := literal[0] && named(argv[0], precommands)
 	leads := func(i int) bool { return i == 0 || wrapped }
 	var scan [][4]scanResult // computed for the first shell word
+	var readOnce map[string]bool
 	for i, word := range argv {
 		if !literal[i] {
 			continue
 		}
 		name, base := programNames(word)
+		if !shells[name] && !shells[base] && leads(i) {
+			// Each of the programs below reads the words after it; a
+			// second word of the same name (sudo eval eval eval …) would
+			// read them again, so only its first is read: quadratic
+			// otherwise.
+			if readOnce[name] {
+				continue
+			}
+			if readOnce == nil {
+				readOnce = map[string]bool{}
+			}
+			readOnce[name] = true
+		}
 		switch {
 		case shells[name] || shells[base]:
 			if scan == nil {
