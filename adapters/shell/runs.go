@@ -210,7 +210,7 @@ func (f *Facts) runs(cmd Command) ([]text, []Command) {
 			continue
 		}
 		name, base := programNames(word)
-		if !shells[name] && !shells[base] && leads(i) {
+		if !shells[name] && !shells[base] && name != "env" && base != "env" && leads(i) {
 			// Each of the programs below reads the words after it; a
 			// second word of the same name (sudo eval eval eval …) would
 			// read them again, so only its first is read: quadratic

@@ -61,6 +61,7 @@ func TestWhatACommandRuns(t *testing.T) {
 		"env --frobnicate git push --force":             opaqueOptions,
 		"nice env '-Sgit\tpush\t--force'":               push,
 		"timeout 5 env '-Sgit push --force'":            push,
+		"env A=1 env -S'git push --force'":              push,
 		"nice env -S 'git\\_push\\_--force'":            push,
 		`env '-Senv --split-string=git\_push\_--force'`: "env --split-string=git push --force | " + push, // \_ splits at the first level
 		"env -S'bash -c \"git push --force\"'":          push,
