@@ -39,7 +39,7 @@ type Components struct {
 	// policy that runs longer is an error, so a deny.
 	EvalTimeout time.Duration
 	// MemoBytes bounds the memory the active policy's memo of answers may
-	// hold (default DefaultMemoBytes).
+	// hold (default evalcache.DefaultMemoBytes).
 	MemoBytes int64
 	// Changes is told when an ask is recorded (the audit log writes it to
 	// the change log), so live readers see it; may be nil.
@@ -99,7 +99,7 @@ func New(p *Policy, c Components) *Engine {
 	}
 	e := &Engine{c: c}
 	if p != nil {
-		p.memo.setLimit(c.MemoBytes)
+		p.memo.SetLimit(c.MemoBytes)
 		e.policy.Store(p)
 	}
 	return e
@@ -111,7 +111,7 @@ func (e *Engine) Swap(p *Policy) error {
 	if p == nil {
 		return errors.New("refusing to activate a nil policy")
 	}
-	p.memo.setLimit(e.c.MemoBytes)
+	p.memo.SetLimit(e.c.MemoBytes)
 	e.policy.Store(p)
 	return nil
 }

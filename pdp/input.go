@@ -7,13 +7,15 @@ import (
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/toolperm/pdp/pdp/internal/evalcache"
 )
 
 // The input document's keys and its most frequent values are interned:
 // ast.InterfaceToValue, which turns each input into the AST the policy
 // reads, then takes them from OPA's table instead of allocating each one
-// on every evaluation (BenchmarkDecideUncached: 1,500 → 1,451
-// allocations a call). OPA allows this only while packages initialise.
+// on every evaluation (what that saves: docs/performance.md). OPA allows
+// this only while packages initialise.
 func init() {
 	ast.InternStringTerm(
 		// the document's keys (this file, pathrules.go, pipeline.go)
@@ -27,6 +29,34 @@ func init() {
 		string(ReadOnly), string(ReadWrite), string(Full), string(Smart), string(AlwaysAsk), string(OnDemand), string(AllowAll),
 		string(Local), string(Cloud), Allow, Ask, Deny, ".", "|", "&&", "||", ";", "|&", "&",
 	)
+}
+
+// reusePaths are the parts of the input document the evaluation cache
+// judges rules by (pdp/internal/evalcache). Facts depend only on the
+// call's capability and its session's settings: which capability a tool
+// maps to, each rule layer's most specific pattern, whether the
+// capability is dangerous or in a sub-agent's scope are the same for
+// every call of one tool in one kind of session, whatever its arguments,
+// command or paths. Late are what a later round of one decision adds (the
+// parent's decision, the danger verdict: pipeline.go).
+var reusePaths = evalcache.Paths{
+	Facts: []ast.Ref{
+		ast.MustParseRef("input.tool"),
+		ast.MustParseRef("input.action"),
+		ast.MustParseRef("input.capability"),
+		ast.MustParseRef("input.shell.parsed"),
+		ast.MustParseRef("input.session.rules"),
+		ast.MustParseRef("input.session.command_rules"),
+		ast.MustParseRef("input.session.permission_level"),
+		ast.MustParseRef("input.session.execution_mode"),
+		ast.MustParseRef("input.session.mode"),
+		ast.MustParseRef("input.session.scope"),
+		ast.MustParseRef("input.session.has_parent"),
+	},
+	Late: []ast.Ref{
+		ast.MustParseRef("input.parent_decision"),
+		ast.MustParseRef("input.danger"),
+	},
 }
 
 // withDefaults returns a copy of s with the defaults filled in: READ_ONLY,

@@ -9,6 +9,8 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
+
+	"github.com/toolperm/pdp/pdp/internal/evalcache"
 )
 
 // maxRounds bounds how often the policy may ask for more facts in one
@@ -129,7 +131,7 @@ type evaluator struct {
 // evaluates again, at most maxRounds times.
 func (ev evaluator) resolve(ctx context.Context, in map[string]any, explain bool, f facts) (outcome, *Recorded, error) {
 	var parentRec *Recorded
-	var prev *earlier
+	var prev *evalcache.Round
 	for round := 0; round < maxRounds; round++ {
 		out, this, err := ev.eval(ctx, in, explain, prev)
 		prev = this
@@ -183,9 +185,9 @@ func (pl *pipeline) assess(ctx context.Context, s *Session) Danger {
 }
 
 // eval evaluates in; prev is the previous round of the same decision
-// (nil for the first), and the returned *earlier is this round for the
-// next (nil when the memo answered).
-func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, prev *earlier) (outcome, *earlier, error) {
+// (nil for the first), and the returned round is this one for the next
+// (nil when the memo answered).
+func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, prev *evalcache.Round) (outcome, *evalcache.Round, error) {
 	start := ev.now()
 	value, err := ast.InterfaceToValue(in)
 	if err != nil {
@@ -193,23 +195,23 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, p
 	}
 	var key string
 	if !explain {
-		if key, err = inputKey(value); err != nil {
+		if key, err = evalcache.InputKey(value); err != nil {
 			return outcome{}, nil, err
 		}
-		if out, ok := ev.p.memo.get(key); ok {
+		if out, ok := ev.p.memo.Get(key); ok {
 			ev.obs.Evaluated(0, true)
 			return out, nil, ctx.Err() // a caller that has gone gets no answer
 		}
 	}
-	growStack()
+	evalcache.GrowStack()
 	query, name := ev.p.answer, AnswerPoint
 	if explain {
 		query, name = ev.p.explain, EntryPoint
 	}
 	evalCtx, cancel := context.WithTimeout(ctx, ev.timeout)
 	defer cancel()
-	cache := ev.p.newEvalCache(evalCtx, value, prev)
-	rs, err := query.Eval(evalCtx, rego.EvalParsedInput(value), cache.option())
+	cache := ev.p.reuse.Start(evalCtx, value, prev)
+	rs, err := query.Eval(evalCtx, rego.EvalParsedInput(value), cache.Option())
 	ev.obs.Evaluated(ev.now().Sub(start), false)
 	if err != nil {
 		return outcome{}, nil, fmt.Errorf("evaluating %s: %w", name, err)
@@ -220,7 +222,7 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, p
 	}
 	out, err := decodeResult(rs, name, explain)
 	if err == nil && !explain {
-		ev.p.memo.put(key, out)
+		ev.p.memo.Put(key, out)
 	}
-	return out, cache.next(), err
+	return out, cache.Next(), err
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
+
+	"github.com/toolperm/pdp/pdp/internal/evalcache"
 )
 
 // EntryPoint is the rule that returns the whole decision object with its
@@ -35,16 +37,11 @@ type Policy struct {
 	catalogue Catalogue
 	// paths is the policy's layer of path rules (data.paths), compiled.
 	paths *PathRules
-	// consts are the rules that depend on the data alone, evaluated once;
-	// facts those that depend on the call's capability and session
-	// settings too, evaluated once per such projection of the input.
-	consts *ruleValues
-	facts  *sessionFacts
-	// stable are the rules a decision's later round takes from the one
-	// before (rounds.go).
-	stable *ruleValues
+	// reuse is what the policy's evaluations may share (its constants,
+	// session facts and later rounds' stable rules: pdp/internal/evalcache).
+	reuse *evalcache.Analysis
 	// memo holds this policy's answers per input; it goes with the policy.
-	memo *memo
+	memo *evalcache.Memo[outcome]
 }
 
 // Compile prepares the entry point over parsed modules and data. An error
@@ -80,16 +77,12 @@ func Compile(ctx context.Context, modules map[string]*ast.Module, data map[strin
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", source, err)
 	}
-	consts, err := findConstants(ctx, compiler, store)
-	if err != nil {
-		return nil, fmt.Errorf("policy %s: %w", source, err)
-	}
-	facts, err := newSessionFacts(compiler, store, consts)
+	reuse, err := evalcache.Analyse(ctx, compiler, store, reusePaths)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", source, err)
 	}
 	return &Policy{Revision: revision, Source: source, explain: explain, answer: answer, catalogue: catalogue,
-		paths: paths, consts: consts, facts: facts, stable: roundStable(compiler), memo: newMemo(DefaultMemoBytes)}, nil
+		paths: paths, reuse: reuse, memo: evalcache.NewMemo(0, outcomeBytes)}, nil
 }
 
 // readData evaluates a document of the policy's data once (nil when it
@@ -160,7 +153,7 @@ func (p *Policy) Check(ctx context.Context) error {
 		return err
 	}
 	for name, q := range map[string]rego.PreparedEvalQuery{AnswerPoint: p.answer, EntryPoint: p.explain} {
-		rs, err := q.Eval(ctx, rego.EvalParsedInput(value), p.newEvalCache(ctx, value, nil).option())
+		rs, err := q.Eval(ctx, rego.EvalParsedInput(value), p.reuse.Start(ctx, value, nil).Option())
 		if err != nil {
 			return fmt.Errorf("policy %s fails on a plain call: %w", p.Source, err)
 		}

@@ -2,6 +2,7 @@ package pdp
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/toolperm/pdp/api"
@@ -11,6 +12,33 @@ import (
 type outcome struct {
 	decision Decision
 	needs    []string
+}
+
+// outcomeBytes estimates what a remembered outcome keeps alive (the
+// memo's budget counts it): its struct, its strings and their pointers'
+// targets.
+func outcomeBytes(out outcome) int64 {
+	d := out.decision
+	n := int64(unsafe.Sizeof(outcome{})) + int64(len(d.DecisionID)+len(d.Decision)+len(d.Source)+len(d.Rule)+len(d.Reason)+len(d.Revision))
+	if d.Capability != nil {
+		n += 16 + int64(len(*d.Capability))
+	}
+	if d.Fingerprint != nil {
+		n += 16 + int64(len(*d.Fingerprint))
+	}
+	if d.Danger != nil {
+		n += int64(unsafe.Sizeof(*d.Danger)) + int64(len(d.Danger.Verdict)+len(d.Danger.By))
+	}
+	for _, step := range d.Trace {
+		n += int64(unsafe.Sizeof(step)) + int64(len(step.Step)+len(step.Outcome))
+	}
+	for k, match := range d.Matches {
+		n += 64 + int64(len(k)+len(match.Pattern)+len(match.Action))
+	}
+	for _, need := range out.needs {
+		n += 16 + int64(len(need))
+	}
+	return n
 }
 
 // decodeResult reads the entry point's object. Anything but the expected

@@ -1,4 +1,4 @@
-package pdp
+package evalcache
 
 import (
 	"github.com/open-policy-agent/opa/v1/ast"

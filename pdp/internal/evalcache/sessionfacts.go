@@ -1,4 +1,4 @@
-package pdp
+package evalcache
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 // Session facts are the rules whose value depends, besides the policy's
 // data, only on the call's capability and its session's settings: the
-// parts of the input named by sessionFactPaths. Which capability a tool
+// parts of the input named by Paths.Facts. Which capability a tool
 // maps to, each rule layer's most specific pattern, the strictest of
 // them, whether the capability is dangerous, on the ask-always list or
 // in a sub-agent's scope: the same for every call of one tool in one
@@ -27,28 +27,6 @@ import (
 // rule and function it reaches) makes starts with one of these paths: a
 // rule that reads input.session whole, or any other part of the input,
 // is evaluated in every evaluation as before.
-var sessionFactPaths = []ast.Ref{
-	ast.MustParseRef("input.tool"),
-	ast.MustParseRef("input.action"),
-	ast.MustParseRef("input.capability"),
-	ast.MustParseRef("input.shell.parsed"),
-	ast.MustParseRef("input.session.rules"),
-	ast.MustParseRef("input.session.command_rules"),
-	ast.MustParseRef("input.session.permission_level"),
-	ast.MustParseRef("input.session.execution_mode"),
-	ast.MustParseRef("input.session.mode"),
-	ast.MustParseRef("input.session.scope"),
-	ast.MustParseRef("input.session.has_parent"),
-}
-
-func withinFacts(ref ast.Ref) bool {
-	for _, p := range sessionFactPaths {
-		if ref.HasPrefix(p) {
-			return true
-		}
-	}
-	return false
-}
 
 // sessionFactsEntries bounds how many projections are remembered, and how
 // many met once are (their keys alone); past it each set starts again. A
@@ -66,7 +44,7 @@ const (
 // them in a query of their own whose input is the projection alone, so
 // no other rule of any call can touch what is remembered (an
 // evaluation's own cache can hold documents part-built by rules a fact
-// never reads; reuse.go). That call then finds them as every later one
+// never reads; analysis.go). That call then finds them as every later one
 // does; the first evaluates them itself, as OPA would.
 type sessionFacts struct {
 	refs     []ast.Ref
@@ -75,6 +53,7 @@ type sessionFacts struct {
 	compiler *ast.Compiler
 	store    storage.Store
 	consts   *ruleValues
+	paths    []ast.Ref
 
 	mu    sync.Mutex
 	known map[[sha256.Size]byte]*ruleValues
@@ -83,10 +62,10 @@ type sessionFacts struct {
 	seen map[[sha256.Size]byte]struct{}
 }
 
-func newSessionFacts(compiler *ast.Compiler, store storage.Store, consts *ruleValues) (*sessionFacts, error) {
-	f := &sessionFacts{compiler: compiler, store: store, consts: consts, known: map[[sha256.Size]byte]*ruleValues{},
+func newSessionFacts(compiler *ast.Compiler, store storage.Store, consts *ruleValues, paths Paths) (*sessionFacts, error) {
+	f := &sessionFacts{compiler: compiler, store: store, consts: consts, paths: paths.Facts, known: map[[sha256.Size]byte]*ruleValues{},
 		seen: map[[sha256.Size]byte]struct{}{}}
-	f.refs = precomputable(compiler, func(d deps) bool { return !d.varies && d.readsInput && !d.beyondFacts && !d.general })
+	f.refs = precomputable(compiler, paths, func(d deps) bool { return !d.varies && d.readsInput && !d.beyondFacts && !d.general })
 	if len(f.refs) == 0 {
 		return f, nil
 	}
@@ -119,7 +98,7 @@ func (f *sessionFacts) of(ctx context.Context, input ast.Value) *ruleValues {
 		return nil
 	}
 	var buf [1024]byte
-	enc, err := appendProjection(buf[:0], obj)
+	enc, err := appendProjection(buf[:0], f.paths, obj)
 	if err != nil {
 		return nil
 	}
@@ -147,7 +126,7 @@ func (f *sessionFacts) of(ctx context.Context, input ast.Value) *ruleValues {
 		// pay for it on every call.
 		return facts
 	}
-	if facts = f.evaluate(ctx, project(obj)); facts != nil {
+	if facts = f.evaluate(ctx, project(f.paths, obj)); facts != nil {
 		f.mu.Lock()
 		if len(f.known) >= sessionFactsEntries {
 			clear(f.known)
@@ -188,10 +167,10 @@ func (f *sessionFacts) evaluate(ctx context.Context, projection ast.Object) *rul
 	return facts
 }
 
-// project copies the parts of input named by sessionFactPaths.
-func project(input ast.Object) ast.Object {
+// project copies the parts of input named by paths.
+func project(paths []ast.Ref, input ast.Object) ast.Object {
 	out := ast.NewObject()
-	for _, path := range sessionFactPaths {
+	for _, path := range paths {
 		v, err := input.Find(path[1:])
 		if err != nil {
 			continue
@@ -216,11 +195,11 @@ func project(input ast.Object) ast.Object {
 	return out
 }
 
-// appendProjection encodes the parts of input named by sessionFactPaths:
+// appendProjection encodes the parts of input named by paths:
 // each present path's index, then its value's encoding (appendKey), so
 // two inputs encode the same exactly when they agree on every path.
-func appendProjection(b []byte, input ast.Object) ([]byte, error) {
-	for i, path := range sessionFactPaths {
+func appendProjection(b []byte, paths []ast.Ref, input ast.Object) ([]byte, error) {
+	for i, path := range paths {
 		v, err := input.Find(path[1:])
 		if err != nil {
 			continue // not there

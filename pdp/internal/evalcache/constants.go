@@ -1,4 +1,4 @@
-package pdp
+package evalcache
 
 import (
 	"context"
@@ -15,16 +15,16 @@ import (
 // HTTP), no `with`, and nothing they depend on has any of these. The
 // lower-cased program lists of data.shell or the policy's command table
 // are such rules: the same for every call under one policy, yet topdown
-// evaluates them again in every evaluation. The engine evaluates them
+// evaluates them again in every evaluation. They are evaluated
 // once, when the policy is compiled, and every evaluation finds them in
-// its virtual-document cache (reuseCache, reuse.go). The policy's text
+// its virtual-document cache (reuseCache, cache.go). The policy's text
 // does not change: `opa test` and `opa run` evaluate the same rules the
 // usual way.
 
 // findConstants evaluates every constant rule of the compiled policy
 // once. A rule whose evaluation fails is left to each evaluation, where
 // its error ends in a deny as any other.
-func findConstants(ctx context.Context, compiler *ast.Compiler, store storage.Store) (*ruleValues, error) {
+func findConstants(ctx context.Context, compiler *ast.Compiler, store storage.Store, paths Paths) (*ruleValues, error) {
 	txn, err := store.NewTransaction(ctx)
 	if err != nil {
 		return nil, err
@@ -32,7 +32,7 @@ func findConstants(ctx context.Context, compiler *ast.Compiler, store storage.St
 	defer store.Abort(ctx, txn)
 	c := &ruleValues{}
 	result := ast.VarTerm("x")
-	for _, ref := range constantRefs(compiler) {
+	for _, ref := range constantRefs(compiler, paths) {
 		// The value as topdown holds it (a set stays a set), not as JSON.
 		query, err := compiler.QueryCompiler().Compile(ast.NewBody(ast.Equality.Expr(result, ast.NewTerm(ref))))
 		if err != nil {
@@ -58,6 +58,6 @@ func findConstants(ctx context.Context, compiler *ast.Compiler, store storage.St
 
 // constantRefs lists the references of the compiled policy's constant
 // rules (docs above).
-func constantRefs(compiler *ast.Compiler) []ast.Ref {
-	return precomputable(compiler, func(d deps) bool { return !d.varies && !d.readsInput })
+func constantRefs(compiler *ast.Compiler, paths Paths) []ast.Ref {
+	return precomputable(compiler, paths, func(d deps) bool { return !d.varies && !d.readsInput })
 }

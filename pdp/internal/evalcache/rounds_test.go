@@ -1,4 +1,4 @@
-package pdp
+package evalcache
 
 import (
 	"os"
@@ -37,7 +37,7 @@ doubled := [tool, tool]                              # stable, through a stable 
 func TestLaterRoundsOfTheBuiltInPolicy(t *testing.T) {
 	c := builtinCompiled(t)
 	read := func(name string) ast.Value {
-		raw, err := os.ReadFile("testdata/inputs/" + name)
+		raw, err := os.ReadFile("../../testdata/inputs/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}

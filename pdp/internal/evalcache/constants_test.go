@@ -1,4 +1,4 @@
-package pdp
+package evalcache
 
 import (
 	"context"
@@ -18,13 +18,38 @@ import (
 	"github.com/toolperm/pdp/policies"
 )
 
-// compiled is a policy's compiler and store, as Compile builds them.
+// The entry points of the built-in policy (pdp.EntryPoint, pdp.AnswerPoint).
+const (
+	EntryPoint  = "data.toolperm.decision"
+	AnswerPoint = "data.toolperm.answer"
+)
+
+// testPaths are the input paths the engine passes for its input document
+// (pdp/input.go, reusePaths): the built-in policy's tests use them, and
+// the small policies below read the same parts.
+var testPaths = Paths{
+	Facts: []ast.Ref{
+		ast.MustParseRef("input.tool"),
+		ast.MustParseRef("input.action"),
+		ast.MustParseRef("input.capability"),
+		ast.MustParseRef("input.shell.parsed"),
+		ast.MustParseRef("input.session.rules"),
+		ast.MustParseRef("input.session.command_rules"),
+		ast.MustParseRef("input.session.permission_level"),
+		ast.MustParseRef("input.session.execution_mode"),
+		ast.MustParseRef("input.session.mode"),
+		ast.MustParseRef("input.session.scope"),
+		ast.MustParseRef("input.session.has_parent"),
+	},
+	Late: []ast.Ref{ast.MustParseRef("input.parent_decision"), ast.MustParseRef("input.danger")},
+}
+
+// compiled is a policy's compiler and store, as pdp.Compile builds them,
+// with its analysis.
 type compiled struct {
 	compiler *ast.Compiler
 	store    storage.Store
-	consts   *ruleValues
-	facts    *sessionFacts
-	stable   *ruleValues
+	*Analysis
 }
 
 func compileForTest(t *testing.T, modules map[string]string, data map[string]any) compiled {
@@ -38,15 +63,11 @@ func compileForTest(t *testing.T, modules map[string]string, data map[string]any
 		t.Fatal(compiler.Errors)
 	}
 	store := inmem.NewFromObjectWithOpts(data, inmem.OptReturnASTValuesOnRead(true))
-	consts, err := findConstants(context.Background(), compiler, store)
+	a, err := Analyse(context.Background(), compiler, store, testPaths)
 	if err != nil {
 		t.Fatal(err)
 	}
-	facts, err := newSessionFacts(compiler, store, consts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return compiled{compiler, store, consts, facts, roundStable(compiler)}
+	return compiled{compiler, store, a}
 }
 
 // eval evaluates query on input, with the constants and the input's
@@ -59,7 +80,7 @@ func (c compiled) eval(t *testing.T, query string, input ast.Value, withConstant
 
 // evalRound evaluates query on input as a round after prev (nil for a
 // first round), and returns what a next round may take from it.
-func (c compiled) evalRound(t *testing.T, query string, input ast.Value, prev *earlier, withConstants bool) (string, *earlier) {
+func (c compiled) evalRound(t *testing.T, query string, input ast.Value, prev *Round, withConstants bool) (string, *Round) {
 	t.Helper()
 	ctx := context.Background()
 	pq, err := rego.New(rego.Query(query), rego.Compiler(c.compiler), rego.Store(c.store)).PrepareForEval(ctx)
@@ -67,9 +88,9 @@ func (c compiled) evalRound(t *testing.T, query string, input ast.Value, prev *e
 		t.Fatal(err)
 	}
 	opts := []rego.EvalOption{rego.EvalParsedInput(input)}
-	cache := (&Policy{consts: c.consts, facts: c.facts, stable: c.stable}).newEvalCache(ctx, input, prev)
+	cache := c.Start(ctx, input, prev)
 	if withConstants {
-		opts = append(opts, cache.option())
+		opts = append(opts, cache.Option())
 	}
 	rs, err := pq.Eval(ctx, opts...)
 	if err != nil {
@@ -79,7 +100,7 @@ func (c compiled) evalRound(t *testing.T, query string, input ast.Value, prev *e
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(out), cache.next()
+	return string(out), cache.Next()
 }
 
 // laterRound evaluates query on first, then on later as the next round
@@ -192,7 +213,7 @@ func TestConstantsDoNotChangeTheBuiltInPolicysAnswers(t *testing.T) {
 			t.Errorf("%s is not a constant: %v", name, refNames(c.consts))
 		}
 	}
-	files, _ := filepath.Glob("testdata/inputs/*.json")
+	files, _ := filepath.Glob("../../testdata/inputs/*.json")
 	if len(files) < 12 {
 		t.Fatalf("%d recorded inputs", len(files))
 	}

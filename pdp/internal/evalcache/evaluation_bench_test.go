@@ -1,4 +1,4 @@
-package pdp
+package evalcache
 
 import (
 	"context"
@@ -11,13 +11,13 @@ import (
 )
 
 // BenchmarkEvaluation evaluates the answer entry point of the built-in
-// policy on recorded input documents (testdata/inputs), side by side:
+// policy on recorded input documents (pdp/testdata/inputs), side by side:
 // "opa" as OPA evaluates it (the prepared query alone), "pdp" with what
 // the engine reuses between evaluations (the constants, and the session
 // facts of the same tool and session settings, computed once). Allocations per evaluation do not move with the machine's
 // load, so they compare across runs and machines.
 //
-//	go test ./pdp -run '^$' -bench Evaluation -benchtime 500x
+//	go test ./pdp/internal/evalcache -run '^$' -bench Evaluation -benchtime 500x
 func BenchmarkEvaluation(b *testing.B) {
 	c := builtinCompiled(&testing.T{})
 	ctx := context.Background()
@@ -25,9 +25,8 @@ func BenchmarkEvaluation(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := &Policy{consts: c.consts, facts: c.facts, stable: c.stable}
 	for _, name := range strings.Fields("read mcp-ask shell shell-granted shell-compound child-grep child-shell-parent-allows") {
-		raw, err := os.ReadFile("testdata/inputs/" + name + ".json")
+		raw, err := os.ReadFile("../../testdata/inputs/" + name + ".json")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -42,14 +41,14 @@ func BenchmarkEvaluation(b *testing.B) {
 		})
 		b.Run(name+"/pdp", func(b *testing.B) {
 			for range 2 { // the second computes the session facts
-				if _, err := pq.Eval(ctx, rego.EvalParsedInput(input), p.newEvalCache(ctx, input, nil).option()); err != nil {
+				if _, err := pq.Eval(ctx, rego.EvalParsedInput(input), c.Start(ctx, input, nil).Option()); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := pq.Eval(ctx, rego.EvalParsedInput(input), p.newEvalCache(ctx, input, nil).option()); err != nil {
+				if _, err := pq.Eval(ctx, rego.EvalParsedInput(input), c.Start(ctx, input, nil).Option()); err != nil {
 					b.Fatal(err)
 				}
 			}

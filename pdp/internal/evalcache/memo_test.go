@@ -1,4 +1,4 @@
-package pdp
+package evalcache
 
 import (
 	"fmt"
@@ -8,14 +8,14 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 )
 
-// key is inputKey of a Go document, as the pipeline builds it.
+// key is InputKey of a Go document, as the pipeline builds it.
 func key(t testing.TB, doc any) string {
 	t.Helper()
 	v, err := ast.InterfaceToValue(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := inputKey(v)
+	k, err := InputKey(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,6 +44,9 @@ func TestMemoKeysDoNotKeepTheInput(t *testing.T) {
 	}
 }
 
+// stringBytes is the size of a remembered string.
+func stringBytes(s string) int64 { return int64(len(s)) }
+
 func TestMemoIsBoundedInBytes(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -56,21 +59,21 @@ func TestMemoIsBoundedInBytes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newMemo(tc.limit)
+			m := NewMemo(tc.limit, stringBytes)
 			n := 5000
 			if tc.reason > 1000 {
 				n = 300
 			}
 			for i := 0; i < n; i++ {
 				reason := fmt.Sprintf("%d %s", i, strings.Repeat("r", tc.reason))
-				m.put(key(t, map[string]any{"i": i}), outcome{decision: Decision{Decision: Deny, Reason: reason}})
+				m.Put(key(t, map[string]any{"i": i}), reason)
 			}
 			var held int64
 			entries := 0
 			for i := range m.shards {
-				for _, gen := range []map[string]outcome{m.shards[i].current, m.shards[i].previous} {
+				for _, gen := range []map[string]string{m.shards[i].current, m.shards[i].previous} {
 					for _, out := range gen {
-						held += entryBytes(out)
+						held += m.entryBytes(out)
 						entries++
 					}
 				}
@@ -80,7 +83,7 @@ func TestMemoIsBoundedInBytes(t *testing.T) {
 			}
 			// What was put last is still there (when it fits at all).
 			last := key(t, map[string]any{"i": n - 1})
-			if _, ok := m.get(last); !ok && entryBytes(outcome{decision: Decision{Reason: strings.Repeat("r", tc.reason)}}) <= m.generationBytes() {
+			if _, ok := m.Get(last); !ok && m.entryBytes(strings.Repeat("r", tc.reason)) <= m.generationBytes() {
 				t.Fatal("the newest answer was not kept")
 			}
 		})
@@ -88,11 +91,11 @@ func TestMemoIsBoundedInBytes(t *testing.T) {
 }
 
 func TestMemoLimitChangesWithTheEngine(t *testing.T) {
-	m := newMemo(0)
+	m := NewMemo(0, stringBytes)
 	if m.limit.Load() != DefaultMemoBytes {
 		t.Fatalf("default limit %d", m.limit.Load())
 	}
-	m.setLimit(1 << 20)
+	m.SetLimit(1 << 20)
 	if m.generationBytes() != (1<<20)/(2*memoShards) {
 		t.Fatalf("generation budget %d", m.generationBytes())
 	}
@@ -100,7 +103,7 @@ func TestMemoLimitChangesWithTheEngine(t *testing.T) {
 
 func TestMemoKeyOfAnUnexpectedValueIsAnError(t *testing.T) {
 	doc := ast.NewObject(ast.Item(ast.StringTerm("s"), ast.SetTerm(ast.StringTerm("x"))))
-	if _, err := inputKey(doc); err == nil {
+	if _, err := InputKey(doc); err == nil {
 		t.Fatal("a set in the input got a key; the engine never builds one, so it must be an error")
 	}
 }

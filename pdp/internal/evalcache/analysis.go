@@ -1,21 +1,53 @@
-package pdp
+package evalcache
 
 import (
-	"context"
 	"maps"
 	"slices"
 
 	"github.com/open-policy-agent/opa/v1/ast"
-	"github.com/open-policy-agent/opa/v1/rego"
-	"github.com/open-policy-agent/opa/v1/topdown"
 )
 
-// What the engine reuses between evaluations — the constants
-// (constants.go), the session facts (sessionfacts.go), a decision's
-// earlier round (rounds.go) — rests on three pieces kept here: the
-// analysis that finds which rules may be reused (precomputable), the
-// tree their values are kept in (ruleValues), and the virtual-document
-// cache that serves them to an evaluation (reuseCache).
+// What an evaluation reuses — the constants (constants.go), the session
+// facts (sessionfacts.go), a decision's earlier round (rounds.go) — rests
+// on three pieces kept here: the analysis that finds which rules may be
+// reused (precomputable), the tree their values are kept in (ruleValues),
+// and the virtual-document cache that serves them to an evaluation
+// (reuseCache, cache.go).
+
+// Paths names the parts of the input document the analysis judges rules
+// by; the engine that builds the document passes them.
+type Paths struct {
+	// Facts are the parts that depend only on the call's capability and
+	// its session's settings: a rule that reads nothing else of the input
+	// is a session fact (sessionfacts.go).
+	Facts []ast.Ref
+	// Late are the parts added to the input between rounds of one
+	// decision (rounds.go).
+	Late []ast.Ref
+}
+
+// withinFacts says whether a reference with this ground prefix reads
+// only the session facts' part of the input.
+func (p Paths) withinFacts(ground ast.Ref) bool {
+	for _, f := range p.Facts {
+		if ground.HasPrefix(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayReadLate says whether a reference with this ground prefix may read
+// something Late names: it starts with one, or is a prefix of one (input
+// whole).
+func (p Paths) mayReadLate(ground ast.Ref) bool {
+	for _, l := range p.Late {
+		if ground.HasPrefix(l) || l.HasPrefix(ground) {
+			return true
+		}
+	}
+	return false
+}
 
 // precomputable lists the references of the rules whose dependencies
 // keep: a document is judged by every rule that may give it a value
@@ -24,7 +56,7 @@ import (
 // rule their bodies may reach.
 // Functions (their value depends on their arguments) and partial rules'
 // keys are never listed.
-func precomputable(compiler *ast.Compiler, keep func(deps) bool) []ast.Ref {
+func precomputable(compiler *ast.Compiler, paths Paths, keep func(deps) bool) []ast.Ref {
 	seen := map[string]bool{}
 	var order []ast.Ref
 	for _, name := range slices.Sorted(maps.Keys(compiler.Modules)) {
@@ -46,7 +78,7 @@ func precomputable(compiler *ast.Compiler, keep func(deps) bool) []ast.Ref {
 			return deps{varies: true} // recursion is a compile error; never precomputed
 		}
 		visiting[r] = true
-		d := ruleDeps(compiler, r, func(dep *ast.Rule) deps { return depsOf(dep, visiting) })
+		d := ruleDeps(compiler, paths, r, func(dep *ast.Rule) deps { return depsOf(dep, visiting) })
 		delete(visiting, r)
 		known[r] = d
 		return d
@@ -86,10 +118,10 @@ type deps struct {
 	varies bool
 	// readsInput: it reads the input document.
 	readsInput bool
-	// beyondFacts: it reads the input outside sessionFactPaths.
+	// beyondFacts: it reads the input outside Paths.Facts.
 	beyondFacts bool
 	// readsLateFacts: it may read what the engine adds to the input
-	// between rounds (latePaths).
+	// between rounds (Paths.Late).
 	readsLateFacts bool
 	// general: it is a document that rules of another reference build
 	// (a general head, a rule below it), or it reads a rule with two or
@@ -116,7 +148,7 @@ func (d deps) with(o deps) deps {
 
 // ruleDeps summarises r (with its else branches) and every rule its
 // references may reach (depsOf).
-func ruleDeps(compiler *ast.Compiler, r *ast.Rule, depsOf func(*ast.Rule) deps) deps {
+func ruleDeps(compiler *ast.Compiler, paths Paths, r *ast.Rule, depsOf func(*ast.Rule) deps) deps {
 	var d deps
 	ast.WalkExprs(r, func(e *ast.Expr) bool {
 		if len(e.With) > 0 {
@@ -135,10 +167,10 @@ func ruleDeps(compiler *ast.Compiler, r *ast.Rule, depsOf func(*ast.Rule) deps) 
 		case ref.HasPrefix(ast.InputRootRef):
 			d.readsInput = true
 			ground := ref.GroundPrefix()
-			if !withinFacts(ground) {
+			if !paths.withinFacts(ground) {
 				d.beyondFacts = true
 			}
-			if mayReadLate(ground) {
+			if paths.mayReadLate(ground) {
 				d.readsLateFacts = true
 			}
 		case ref.HasPrefix(ast.DefaultRootRef):
@@ -266,66 +298,3 @@ func refKey(i int, t *ast.Term) (string, bool) {
 	return "", false
 }
 
-// reuseCache is the virtual-document cache of one evaluation: the
-// policy's constants, the call's session facts (sessionfacts.go) and, in
-// a later round of one decision, the stable rules of the round before
-// (rounds.go), then what the evaluation itself caches. Inside a `with` (a pushed
-// frame) neither is used: `with` may replace what they were computed
-// from.
-type reuseCache struct {
-	consts, facts *ruleValues
-	// prev is the decision's previous round, when this is a later one
-	// (rounds.go).
-	prev  *earlier
-	inner topdown.VirtualCache
-	depth int
-}
-
-func newReuseCache(consts, facts *ruleValues) *reuseCache {
-	return &reuseCache{consts: consts, facts: facts, inner: newFlatCache()}
-}
-
-func (c *reuseCache) Push() { c.depth++; c.inner.Push() }
-func (c *reuseCache) Pop()  { c.depth--; c.inner.Pop() }
-
-func (c *reuseCache) Get(ref ast.Ref) (*ast.Term, bool) {
-	if c.depth == 0 {
-		for _, known := range [2]*ruleValues{c.consts, c.facts} {
-			if known == nil {
-				continue
-			}
-			if value, ok := known.get(ref); ok {
-				return value, value == nil
-			}
-		}
-		if value, undefined, ok := c.prev.get(ref); ok {
-			return value, undefined
-		}
-	}
-	return c.inner.Get(ref)
-}
-
-func (c *reuseCache) Put(ref ast.Ref, value *ast.Term) { c.inner.Put(ref, value) }
-func (c *reuseCache) Keys() []ast.Ref                  { return c.inner.Keys() }
-
-// evalCache is the virtual-document cache of one evaluation of input:
-// the policy's constants, the session facts of input's projection and,
-// in a later round, the round before (constants.go, sessionfacts.go,
-// rounds.go).
-type evalCache struct {
-	stable *ruleValues
-	cache  *reuseCache
-}
-
-func (p *Policy) newEvalCache(ctx context.Context, input ast.Value, prev *earlier) evalCache {
-	cache := newReuseCache(p.consts, p.facts.of(ctx, input))
-	cache.prev = prev
-	return evalCache{stable: p.stable, cache: cache}
-}
-
-// next is what a later round of the same decision may take from this one.
-func (c evalCache) next() *earlier {
-	return &earlier{stable: c.stable, cache: c.cache.inner}
-}
-
-func (c evalCache) option() rego.EvalOption { return rego.EvalVirtualCache(c.cache) }
