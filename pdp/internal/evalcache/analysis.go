@@ -297,4 +297,3 @@ func refKey(i int, t *ast.Term) (string, bool) {
 	}
 	return "", false
 }
-
