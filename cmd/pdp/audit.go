@@ -17,6 +17,7 @@ import (
 	"github.com/toolperm/pdp/adapters/postgres"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/internal/config"
+	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -35,7 +36,7 @@ decisions, and prune deletes in short transactions between theirs.`,
 
 // openTrail opens the configured database, which must exist: a mistyped
 // path is an error, not a new empty trail.
-func openTrail(cmd *cobra.Command) (database, config.Config, error) {
+func openTrail(cmd *cobra.Command) (service.Database, config.Config, error) {
 	cfg, err := loadConfig(cmd)
 	if err != nil {
 		return nil, cfg, err
@@ -48,13 +49,13 @@ func openTrail(cmd *cobra.Command) (database, config.Config, error) {
 			return nil, cfg, err
 		}
 	}
-	store, err := openDatabase(cmd.Context(), cfg.DB, nil, nil)
+	store, err := service.OpenDatabase(cmd.Context(), cfg.DB, nil, nil)
 	return store, cfg, err
 }
 
 // withTrail opens the configured database (openTrail), gives it to use
 // and closes it.
-func withTrail(cmd *cobra.Command, use func(database, config.Config) error) error {
+func withTrail(cmd *cobra.Command, use func(service.Database, config.Config) error) error {
 	store, cfg, err := openTrail(cmd)
 	if err != nil {
 		return err
@@ -66,7 +67,7 @@ func withTrail(cmd *cobra.Command, use func(database, config.Config) error) erro
 // withSQLiteFile is withTrail for the commands that work on the SQLite
 // file itself (stats, vacuum).
 func withSQLiteFile(cmd *cobra.Command, use func(*sqlite.Store, config.Config) error) error {
-	return withTrail(cmd, func(store database, cfg config.Config) error {
+	return withTrail(cmd, func(store service.Database, cfg config.Config) error {
 		file, ok := store.(*sqlite.Store)
 		if !ok {
 			return fmt.Errorf("pdp audit %s works on a SQLite file; on PostgreSQL use its own tools (SELECT count(*) FROM decisions; autovacuum reuses the space of deleted events)", cmd.Name())
@@ -182,7 +183,7 @@ runs: its decisions take turns with the batches.`,
 			if err != nil {
 				return fmt.Errorf("--before %w", err)
 			}
-			return withTrail(cmd, func(store database, _ config.Config) error {
+			return withTrail(cmd, func(store service.Database, _ config.Config) error {
 				return prune(cmd.Context(), store, cut, cmd.ErrOrStderr())
 			})
 		},
@@ -238,7 +239,7 @@ capability the decision found, which is in result.`,
 					return fmt.Errorf("--since %w", err)
 				}
 			}
-			return withTrail(cmd, func(store database, cfg config.Config) error {
+			return withTrail(cmd, func(store service.Database, cfg config.Config) error {
 				out := cmd.OutOrStdout()
 				if output != "" && output != "-" {
 					f, err := os.OpenFile(output, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
@@ -261,7 +262,7 @@ capability the decision found, which is in result.`,
 }
 
 // export writes the events at or after since to out as decision-log lines.
-func export(ctx context.Context, store database, since time.Time, out io.Writer, cfg config.DecisionLog) (int, error) {
+func export(ctx context.Context, store service.Database, since time.Time, out io.Writer, cfg config.DecisionLog) (int, error) {
 	w := decisionlog.New(out, decisionlog.Options{Mask: cfg.Mask, ReplicaID: cfg.ReplicaID})
 	n := 0
 	err := store.EachDecision(ctx, since, func(rec pdp.DecisionEvent) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/internal/config"
+	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/pdp"
 	"gopkg.in/yaml.v3"
 )
@@ -274,10 +275,10 @@ func (c *configCheck) values(cfg config.Config) {
 	if err := pdp.ValidateSession(&pdp.Session{PermissionLevel: pdp.Level(config.Default().Sessions.PermissionLevel), Mode: pdp.Mode(cfg.Sessions.Mode)}); err != nil {
 		c.at(0, "sessions.mode", "%q: want always-ask, on-demand or allow-all", cfg.Sessions.Mode)
 	}
-	if _, err := newLogger(config.Log{Level: cfg.Log.Level}); err != nil {
+	if _, err := service.NewLogger(config.Log{Level: cfg.Log.Level}); err != nil {
 		c.at(0, "log.level", "%q: want debug, info, warn or error", cfg.Log.Level)
 	}
-	if _, err := newLogger(config.Log{Level: "info", Format: cfg.Log.Format}); err != nil {
+	if _, err := service.NewLogger(config.Log{Level: "info", Format: cfg.Log.Format}); err != nil {
 		c.at(0, "log.format", "%q: want text or json", cfg.Log.Format)
 	}
 	c.address("server.addr", cfg.Server.Addr, false)
@@ -290,14 +291,14 @@ func (c *configCheck) values(cfg config.Config) {
 	}
 	c.negatives(reflect.ValueOf(cfg), "")
 	for i, t := range cfg.Auth.Tokens {
-		if _, err := loadTokens([]config.Token{t}); err != nil {
+		if _, err := service.Tokens([]config.Token{t}); err != nil {
 			c.at(0, fmt.Sprintf("auth.tokens[%d]", i), "%s", strings.TrimPrefix(err.Error(), "auth: "))
 		}
 	}
 	if len(cfg.Auth.Tokens) == 0 && !httpapi.IsLoopback(cfg.Server.Addr) {
 		c.at(0, "server.addr", "%s is not a loopback address and auth.tokens is empty: serve refuses to listen without access control", cfg.Server.Addr)
 	}
-	if _, err := policySource(cfg.Policy); err != nil {
+	if _, err := service.PolicySource(cfg.Policy); err != nil {
 		c.at(0, "policy", "%v", err)
 	}
 	if kind := policysource.KindOf(cfg.Policy.Path); kind == policysource.Directory || kind == policysource.Tarball {
@@ -305,7 +306,7 @@ func (c *configCheck) values(cfg config.Config) {
 			c.at(0, "policy.path", "%v", err)
 		}
 	}
-	if _, err := newAssessor(cfg.Assessor, nil); err != nil {
+	if _, err := service.NewAssessor(cfg.Assessor, nil); err != nil {
 		c.at(0, "assessor", "%v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -42,7 +43,7 @@ any decision; non-zero with an error on stderr for bad input.`,
 				return err
 			}
 			call.Explain = explain
-			engine, err := localEngine(cmd.Context(), cfg)
+			engine, err := service.LocalEngine(cmd.Context(), cfg, nil)
 			if err != nil {
 				return err
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/adapters/claudecode"
 	"github.com/toolperm/pdp/client"
+	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -217,7 +218,7 @@ func hookLocal(ctx context.Context, cmd *cobra.Command, f hookFlags, ev claudeco
 	if err != nil {
 		return "", "", err
 	}
-	engine, err := localEngine(ctx, cfg)
+	engine, err := service.LocalEngine(ctx, cfg, nil)
 	if err != nil {
 		return "", "", err
 	}

@@ -22,7 +22,7 @@ import (
 // (runtime, other) and a person's (desktop).
 func securedTestServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	return testserver.New(t, testserver.Feed(),
+	return testserver.New(t,
 		testserver.Tokens(testserver.Token("runtime", "d-secret", httpapi.Dispatcher), testserver.Token("other", "o-secret", httpapi.Dispatcher), testserver.Token("desktop", "u-secret", httpapi.User)),
 		testserver.Configure(func(c *httpapi.Config, _ *pdp.Components) { c.RefusalsPerSecond = 1000 })).Server
 }

@@ -61,7 +61,7 @@ func payload(t *testing.T, name string) string {
 // pdpTestServer is a real server with an event feed, and its store.
 func pdpTestServer(t *testing.T) (*httptest.Server, *sqlite.Store) {
 	t.Helper()
-	s := testserver.New(t, testserver.Feed())
+	s := testserver.New(t)
 	return s.Server, s.Store
 }
 

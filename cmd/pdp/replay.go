@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -59,13 +60,13 @@ Safe while a server runs on the same database. Exit status 0, or 3 when
 				return err
 			}
 			ctx := cmd.Context()
-			policy, err := loadPolicy(ctx, cfg.Policy)
+			policy, err := service.LoadPolicy(ctx, cfg.Policy)
 			if err != nil {
 				return err
 			}
-			store, err := openDatabase(ctx, cfg.DB, nil, nil)
+			store, err := service.OpenDatabase(ctx, cfg.DB, nil, nil)
 			if err != nil {
-				return fmt.Errorf("opening %s: %w", dbLabel(cfg.DB.Path), err)
+				return fmt.Errorf("opening %s: %w", service.DBLabel(cfg.DB.Path), err)
 			}
 			defer store.Close()
 			start := time.Now()

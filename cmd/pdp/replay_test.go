@@ -14,6 +14,7 @@ import (
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/policytest"
+	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/internal/testserver"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -32,7 +33,7 @@ func recordTrail(t *testing.T) (string, []api.Event, string) {
 		t.Fatal(err)
 	}
 	srv := testserver.New(t, testserver.Assessor(judge), testserver.Configure(func(c *httpapi.Config, _ *pdp.Components) {
-		c.Impact = impactOf(policysource.Config{}, c.Store.(pdp.RecordedDecisions))
+		c.Impact = service.ImpactOf(policysource.Config{}, c.Store.(pdp.RecordedDecisions))
 	}))
 	dbPath := srv.DBPath
 

@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/toolperm/pdp/adapters/paths"
-	"github.com/toolperm/pdp/adapters/policysource"
-	"github.com/toolperm/pdp/adapters/shell"
+	"github.com/toolperm/pdp/internal/config"
+	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/pdp"
-	"github.com/toolperm/pdp/policies"
 )
 
 // writeInputs prints, for the stream's bodies 0 … n-1, the input document
@@ -43,11 +41,9 @@ func writeInputs(ctx context.Context, w io.Writer, s stream, n, clients int) err
 // inputEngine is an engine on the built-in policy with the adapters
 // `pdp serve` wires by default.
 func inputEngine(ctx context.Context) (*pdp.Engine, error) {
-	policy, err := policysource.LoadFS(ctx, policies.FS, "builtin")
-	if err != nil {
-		return nil, err
-	}
-	return pdp.New(policy, pdp.Components{Shell: shell.Parser{}, Workspace: paths.Resolver{FollowSymlinks: true}}), nil
+	cfg := config.Default()
+	cfg.Policy.Path = "" // the built-in policy
+	return service.LocalEngine(ctx, cfg, nil)
 }
 
 // inputOf is the input document of one /v1/decide body in a session with

@@ -7,6 +7,7 @@ package testserver
 import (
 	"context"
 	"crypto/sha256"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -15,11 +16,11 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/adapters/httpapi"
-	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/policysource"
-	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/feed"
+	"github.com/toolperm/pdp/internal/config"
+	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
@@ -34,9 +35,11 @@ type Server struct {
 	Store   *sqlite.Store
 	// DBPath is the store's file, for a restart or a CLI command on it.
 	DBPath string
-	// Feed serves the event stream; nil unless the Feed option is given.
-	Feed  *feed.Hub
-	close sync.Once
+	// Feed serves the event stream.
+	Feed *feed.Hub
+	// Service is what New built, as `pdp serve` builds it.
+	Service *service.Service
+	close   sync.Once
 }
 
 // Option changes how New builds the server.
@@ -45,7 +48,6 @@ type Option func(*settings)
 type settings struct {
 	dbPath    string
 	sqlite    sqlite.Options
-	feed      bool
 	configure []func(*httpapi.Config, *pdp.Components)
 }
 
@@ -55,10 +57,6 @@ func DB(path string) Option { return func(s *settings) { s.dbPath = path } }
 
 // SQLite opens the store with opts.
 func SQLite(opts sqlite.Options) Option { return func(s *settings) { s.sqlite = opts } }
-
-// Feed gives the server an event feed over its store, so GET /v1/events
-// streams and the engine announces its asks.
-func Feed() Option { return func(s *settings) { s.feed = true } }
 
 // Tokens makes the API require these bearer tokens.
 func Tokens(tokens ...httpapi.Token) Option {
@@ -83,6 +81,8 @@ func Token(name, secret string, roles ...httpapi.Role) httpapi.Token {
 }
 
 // New starts a server over the built-in policy; it closes when t ends.
+// It is built as `pdp serve` builds one (internal/service), from the
+// default configuration, with the store and the policy given.
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	var set settings
@@ -101,25 +101,19 @@ func New(t testing.TB, opts ...Option) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Policy: policy, Store: store, DBPath: set.dbPath}
+	cfg := config.Default()
+	cfg.DB.Path = set.dbPath
 	// Tests judge what is decided, not how fast: a generous evaluation
 	// timeout keeps a loaded machine or the race detector from turning an
 	// answer into the fail-closed deny (tests of the timeout set their own).
-	components := pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{}, EvalTimeout: 30 * time.Second}
-	cfg := httpapi.Config{Store: store}
-	if set.feed {
-		if s.Feed, err = feed.New(ctx, store, feed.Options{}); err != nil {
-			store.Close()
-			t.Fatal(err)
-		}
-		cfg.Feed, components.Changes = s.Feed, s.Feed
+	cfg.Policy.EvalTimeout = 30 * time.Second
+	svc, err := service.New(ctx, cfg, service.Options{
+		Store: store, Policy: policy, Logger: slog.New(slog.DiscardHandler), Configure: set.configure,
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, f := range set.configure {
-		f(&cfg, &components)
-	}
-	s.Engine = pdp.New(policy, components)
-	cfg.Engine = s.Engine
-	s.Handler = httpapi.New(cfg)
+	s := &Server{Policy: policy, Store: store, DBPath: set.dbPath, Service: svc, Engine: svc.Engine, Feed: svc.Feed, Handler: svc.Handler}
 	s.Server = httptest.NewServer(s.Handler)
 	t.Cleanup(s.Close)
 	return s
@@ -129,10 +123,8 @@ func New(t testing.TB, opts ...Option) *Server {
 // store; it may be called more than once.
 func (s *Server) Close() {
 	s.close.Do(func() {
-		if s.Feed != nil {
-			s.Feed.Close() // ends the event streams, so the server can close
-		}
+		s.Feed.Close() // ends the event streams, so the server can close
 		s.Server.Close()
-		s.Store.Close()
+		s.Service.Close()
 	})
 }

@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 	"github.com/toolperm/pdp/pdp"
 )
 
-// database is the store pdp serve and the commands that read the trail
+// Database is the store pdp serve and the commands that read the trail
 // work on: a SQLite file, or a PostgreSQL database that replicas share
 // (db.path a postgres:// or postgresql:// URL).
-type database interface {
+type Database interface {
 	httpapi.Store
 	pdp.AuditLog
 	pdp.RecordedDecisions
@@ -39,18 +39,18 @@ type auditObserver interface {
 	AuditBatch(events int, took time.Duration, err error)
 }
 
-// serving is how pdp serve opens its database, unlike the commands that
+// Serving is how pdp serve opens its database, unlike the commands that
 // read or maintain one beside it.
-type serving struct {
-	// decisionTimeout bounds SQLite's busy wait (server.decision_timeout).
-	decisionTimeout time.Duration
-	logger          *slog.Logger
+type Serving struct {
+	// DecisionTimeout bounds SQLite's busy wait (server.decision_timeout).
+	DecisionTimeout time.Duration
+	Logger          *slog.Logger
 }
 
-// openDatabase opens db.path, creating a SQLite file or migrating a
+// OpenDatabase opens db.path, creating a SQLite file or migrating a
 // PostgreSQL database as needed. observer may be nil; serve is nil but
 // for pdp serve, which takes the SQLite file's lock.
-func openDatabase(ctx context.Context, cfg config.DB, observer auditObserver, serve *serving) (database, error) {
+func OpenDatabase(ctx context.Context, cfg config.DB, observer auditObserver, serve *Serving) (Database, error) {
 	if postgres.IsURL(cfg.Path) {
 		if cfg.MaxConns < 0 || cfg.MaxConns > 1<<16 {
 			return nil, fmt.Errorf("config db.max_conns %d: want 1 to 65536 (0: 10)", cfg.MaxConns)
@@ -66,7 +66,7 @@ func openDatabase(ctx context.Context, cfg config.DB, observer auditObserver, se
 		opts.Observer = observer
 	}
 	if serve != nil {
-		opts.Exclusive, opts.BusyTimeout, opts.Logger = true, serve.decisionTimeout, serve.logger
+		opts.Exclusive, opts.BusyTimeout, opts.Logger = true, serve.DecisionTimeout, serve.Logger
 	}
 	return sqlite.Open(ctx, cfg.Path, opts)
 }
@@ -79,7 +79,7 @@ type auditStats struct {
 	Errors       int64 // transactions that failed
 }
 
-func auditStatsOf(db database) auditStats {
+func auditStatsOf(db Database) auditStats {
 	switch s := db.(type) {
 	case *sqlite.Store:
 		return auditStats(s.AuditStats())
@@ -89,8 +89,8 @@ func auditStatsOf(db database) auditStats {
 	return auditStats{}
 }
 
-// dbLabel is db.path for logs and messages: a URL without its password.
-func dbLabel(path string) string {
+// DBLabel is db.path for logs and messages: a URL without its password.
+func DBLabel(path string) string {
 	if !postgres.IsURL(path) {
 		return path
 	}

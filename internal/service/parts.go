@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"context"
@@ -12,48 +12,39 @@ import (
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
 
-	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
 
-// loadConfig reads --config (required only when given explicitly) and the
-// PDP_* environment; the flags that name a setting (--addr, --db,
-// --policies), where the command has them and they are given, override
-// both.
-func loadConfig(cmd *cobra.Command) (config.Config, error) {
-	path, _ := cmd.Flags().GetString("config")
-	cfg, err := config.Load(path, cmd.Flags().Changed("config"), os.Environ())
-	if err != nil {
-		return cfg, err
-	}
-	for name, setting := range map[string]*string{"addr": &cfg.Server.Addr, "db": &cfg.DB.Path, "policies": &cfg.Policy.Path} {
-		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
-			*setting = f.Value.String()
+// LocalEngine is an engine in this process on the configured policy,
+// assessor and workspace, with no audit trail (pdp decide, the hook's
+// --local, the load generator's input documents). policy, when not nil,
+// replaces the configured one.
+func LocalEngine(ctx context.Context, cfg config.Config, policy *pdp.Policy) (*pdp.Engine, error) {
+	if policy == nil {
+		var err error
+		if policy, err = LoadPolicy(ctx, cfg.Policy); err != nil {
+			return nil, err
 		}
 	}
-	return cfg, nil
-}
-
-// localEngine is an engine in this process on the configured policy,
-// assessor and workspace, with no audit trail (pdp decide, the hook's
-// --local).
-func localEngine(ctx context.Context, cfg config.Config) (*pdp.Engine, error) {
-	policy, err := loadPolicy(ctx, cfg.Policy)
+	assess, err := NewAssessor(cfg.Assessor, nil)
 	if err != nil {
 		return nil, err
 	}
-	assess, err := newAssessor(cfg.Assessor, nil)
-	if err != nil {
-		return nil, err
-	}
-	return pdp.New(policy, pdp.Components{Assessor: assess, Shell: shell.Parser{}, Workspace: workspaceResolver(cfg.Paths)}), nil
+	return pdp.New(policy, components(cfg, assess)), nil
 }
 
-// policySource is the configured policy source, with the built-in policy
+// components are the engine's adapters the configuration describes: the
+// shell parser, the path resolver, the assessor.
+func components(cfg config.Config, assess pdp.Assessor) pdp.Components {
+	return pdp.Components{Assessor: assess, Shell: shell.Parser{}, Workspace: workspaceResolver(cfg.Paths),
+		EvalTimeout: cfg.Policy.EvalTimeout, MemoBytes: cfg.Policy.MemoBytes}
+}
+
+// PolicySource is the configured policy source, with the built-in policy
 // and the verification keys.
-func policySource(cfg config.Policy) (policysource.Config, error) {
+func PolicySource(cfg config.Policy) (policysource.Config, error) {
 	src := policysource.Config{Path: cfg.Path, Builtin: policies.FS, MaxBytes: cfg.MaxBundleBytes}
 	if v := cfg.Verification; v.KeyFile != "" {
 		key, err := keys.NewKeyConfig(v.KeyFile, v.Algorithm, v.Scope)
@@ -65,9 +56,9 @@ func policySource(cfg config.Policy) (policysource.Config, error) {
 	return src, src.Validate()
 }
 
-// loadPolicy compiles and tests the configured policy once.
-func loadPolicy(ctx context.Context, cfg config.Policy) (*pdp.Policy, error) {
-	src, err := policySource(cfg)
+// LoadPolicy compiles and tests the configured policy once.
+func LoadPolicy(ctx context.Context, cfg config.Policy) (*pdp.Policy, error) {
+	src, err := PolicySource(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -78,9 +69,9 @@ func loadPolicy(ctx context.Context, cfg config.Policy) (*pdp.Policy, error) {
 	return p, nil
 }
 
-// newAssessor builds the danger assessor from config; nil (every assess
+// NewAssessor builds the danger assessor from config; nil (every assess
 // asks) when no URL is configured.
-func newAssessor(cfg config.Assessor, observer assessor.Observer) (pdp.Assessor, error) {
+func NewAssessor(cfg config.Assessor, observer assessor.Observer) (pdp.Assessor, error) {
 	if cfg.URL == "" {
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"crypto/sha256"
@@ -14,9 +14,9 @@ import (
 
 var knownRoles = []httpapi.Role{httpapi.Dispatcher, httpapi.User, httpapi.Auditor, httpapi.Admin}
 
-// loadTokens turns the configured tokens into hashes; the tokens
+// Tokens turns the configured tokens into hashes; the tokens
 // themselves are never kept.
-func loadTokens(cfg []config.Token) ([]httpapi.Token, error) {
+func Tokens(cfg []config.Token) ([]httpapi.Token, error) {
 	var out []httpapi.Token
 	for i, t := range cfg {
 		name := t.Name
