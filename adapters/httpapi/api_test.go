@@ -36,7 +36,7 @@ func startService(t *testing.T, opts ...testserver.Option) *service {
 	limits := testserver.Configure(func(c *httpapi.Config, _ *pdp.Components) {
 		c.MaxBodyBytes, c.MaxWait = 64<<10, 5*time.Second
 	})
-	srv := testserver.New(t, append([]testserver.Option{testserver.Feed(), limits}, opts...)...)
+	srv := testserver.New(t, append([]testserver.Option{limits}, opts...)...)
 	return &service{t: t, dbPath: srv.DBPath, store: srv.Store, srv: srv, engine: srv.Engine, feed: srv.Feed}
 }
 
