@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolperm/pdp/adapters/mcpproxy"
 	"github.com/toolperm/pdp/client"
 )
 
@@ -64,7 +65,11 @@ func (l *lockedBuffer) String() string {
 func startMCPProxy(t *testing.T, pdpURL, session, workspace string, flags ...string) *mcpSide {
 	t.Helper()
 	s := &mcpSide{t: t, out: make(chan []byte, 100), record: filepath.Join(t.TempDir(), "received.jsonl"), stderr: &lockedBuffer{}}
-	args := append([]string{"mcp-proxy", "--url", pdpURL, "--session", session, "--name", "files", "--workspace", workspace}, flags...)
+	args := []string{"mcp-proxy", "--url", pdpURL, "--session", session, "--name", "files"}
+	if workspace != "" { // none: the session's, else the working directory
+		args = append(args, "--workspace", workspace)
+	}
+	args = append(args, flags...)
 	args = append(args, "--", os.Args[0], testMCPServerArg, s.record)
 	s.cmd = pdpProcess(args, "PDP_TOKEN=")
 	s.cmd.Stderr = s.stderr
@@ -474,6 +479,39 @@ func TestMCPProxyRefusesAmbiguousMessages(t *testing.T) {
 	}
 }
 
+// Claude Desktop and Cursor start MCP servers from their own
+// directories: a proxy without --workspace uses the existing session's,
+// and one whose --workspace differs from it refuses to start.
+func TestMCPProxyTakesTheSessionsWorkspace(t *testing.T) {
+	srv, _ := pdpTestServer(t)
+	c := client.New(srv.URL)
+	ws := t.TempDir()
+	rules := map[string]string{"mcp.files.read": "allow"}
+	if _, err := c.Sessions().Create(context.Background(), client.Session{ID: "desktop", Workspace: ws, Rules: rules}); err != nil {
+		t.Fatal(err)
+	}
+	p := startMCPProxy(t, srv.URL, "desktop", "") // started from this package's directory
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+	p.await("1")
+	p.send(toolCallLine(2, "read", map[string]any{"path": ws + "/a.txt"}))
+	if text, isErr := toolText(t, p.await("2")); isErr || text != "ran read" {
+		t.Fatalf("a read inside the session's workspace: %q error=%v", text, isErr)
+	}
+	if _, err, _ := p.finish(); err != nil {
+		t.Fatal(err)
+	}
+
+	other := t.TempDir()
+	refused := startMCPProxy(t, srv.URL, "desktop", other)
+	_, err, received := refused.finish()
+	if err == nil || !strings.Contains(refused.stderr.String(), "is not the workspace of session desktop") {
+		t.Fatalf("a --workspace that is not the session's: exit %v\n%s", err, refused.stderr.String())
+	}
+	if len(received) != 1 || received[0] != "" {
+		t.Fatalf("the MCP server was started: %q", received)
+	}
+}
+
 func TestMCPProxyFlags(t *testing.T) {
 	cases := map[string][]string{
 		"no command":     {"mcp-proxy", "--session", "s", "--name", "files"},
@@ -525,15 +563,15 @@ func TestREADMEMCPClientConfig(t *testing.T) {
 		if cmd.Flags().ArgsLenAtDash() != 0 || len(server) == 0 || server[0] != "npx" {
 			t.Fatalf("the MCP server's command: %q", server)
 		}
-		var f mcpProxyFlags
-		f.session, _ = cmd.Flags().GetString("session")
-		f.name, _ = cmd.Flags().GetString("name")
-		f.workspace, _ = cmd.Flags().GetString("workspace")
-		if err := f.check(); err != nil || name != f.name {
-			t.Fatalf("%v; the entry %q gates as %q", err, name, f.name)
+		var f mcpproxy.Config
+		f.Session, _ = cmd.Flags().GetString("session")
+		f.Name, _ = cmd.Flags().GetString("name")
+		f.Workspace, _ = cmd.Flags().GetString("workspace")
+		if err := f.Check(); err != nil || name != f.Name {
+			t.Fatalf("%v; the entry %q gates as %q", err, name, f.Name)
 		}
-		if !filepath.IsAbs(f.workspace) || !slices.Contains(server, f.workspace) {
-			t.Fatalf("the workspace %q is not the directory the server serves: %q", f.workspace, server)
+		if !filepath.IsAbs(f.Workspace) || !slices.Contains(server, f.Workspace) {
+			t.Fatalf("the workspace %q is not the directory the server serves: %q", f.Workspace, server)
 		}
 	}
 }
