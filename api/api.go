@@ -54,6 +54,8 @@ const (
 const (
 	AllowOnce    = "allow_once"
 	AllowSession = "allow_session"
+	// AllowProject grants every part for the workspace of the session's
+	// root, to every session of its owner there.
 	AllowProject = "allow_project"
 	DenyAnswer   = "deny"
 )

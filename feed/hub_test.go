@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -34,11 +35,11 @@ func (l *countingLog) ChangeBounds(ctx context.Context) (int64, int64, error) {
 func levelChanges(t *testing.T, s *sqlite.Store, id string, n int) {
 	t.Helper()
 	for range n {
-		level := pdp.ReadWrite
+		level := api.ReadWrite
 		if rec, err := s.GetSession(t.Context(), id); err != nil {
 			t.Fatal(err)
-		} else if rec.PermissionLevel == pdp.ReadWrite {
-			level = pdp.ReadOnly
+		} else if rec.PermissionLevel == api.ReadWrite {
+			level = api.ReadOnly
 		}
 		if _, err := s.UpdateSession(t.Context(), id, pdp.SessionPatch{PermissionLevel: &level}); err != nil {
 			t.Fatal(err)
@@ -74,7 +75,7 @@ func TestAHubWithoutSubscribersReadsNoChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	if _, err := store.CreateSession(ctx, pdp.StoredSession{ID: "s", PermissionLevel: pdp.ReadOnly, Mode: pdp.OnDemand, ExecutionMode: pdp.Local}); err != nil {
+	if _, err := store.CreateSession(ctx, api.Session{ID: "s", PermissionLevel: api.ReadOnly, Mode: api.OnDemand, ExecutionMode: api.Local}); err != nil {
 		t.Fatal(err)
 	}
 	log := &countingLog{ChangeLog: store}

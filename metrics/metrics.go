@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/buildinfo"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -141,7 +142,7 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // Decided implements pdp.Observer.
-func (m *Metrics) Decided(d pdp.Decision, took time.Duration) {
+func (m *Metrics) Decided(d api.Decision, took time.Duration) {
 	m.decisions.WithLabelValues(d.Decision, d.Source).Inc()
 	m.decideDuration.Observe(took.Seconds())
 }

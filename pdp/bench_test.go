@@ -14,6 +14,7 @@ import (
 	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
@@ -23,11 +24,11 @@ import (
 // sub-agents.
 func standardMix() []pdp.Call {
 	ws := "/home/u/proj"
-	root := &pdp.Session{Workspace: ws, PermissionLevel: pdp.ReadWrite, Grants: []pdp.Grant{{Capability: "shell.exec", Fingerprint: "git status"}}}
-	child := &pdp.Session{Workspace: ws, Scope: []string{"fs.*", "shell.exec"}, Parent: root}
-	mcp := &pdp.Session{Workspace: ws, Rules: map[string]string{"mcp.github.*": "ask", "mcp.github.list_issues": "allow"}}
-	call := func(s *pdp.Session, tool string, args map[string]any) pdp.Call {
-		return pdp.Call{Request: pdp.Request{SessionID: "bench", Tool: tool, Args: args, Cwd: ws}, Session: s}
+	root := &pdp.SessionTree{Workspace: ws, PermissionLevel: api.ReadWrite, Grants: []pdp.Grant{{Capability: "shell.exec", Fingerprint: "git status"}}}
+	child := &pdp.SessionTree{Workspace: ws, Scope: []string{"fs.*", "shell.exec"}, Parent: root}
+	mcp := &pdp.SessionTree{Workspace: ws, Rules: map[string]string{"mcp.github.*": "ask", "mcp.github.list_issues": "allow"}}
+	call := func(s *pdp.SessionTree, tool string, args map[string]any) pdp.Call {
+		return pdp.Call{Request: api.DecideRequest{SessionID: "bench", Tool: tool, Args: args, Cwd: ws}, Session: s}
 	}
 	return []pdp.Call{
 		call(root, "read_file", map[string]any{"path": "src/main.go"}),
@@ -149,11 +150,11 @@ func BenchmarkDecideEach(b *testing.B) {
 // included (TestFreshMixMissesTheMemo). n numbers the round.
 func freshMix(n int) []pdp.Call {
 	ws := fmt.Sprintf("/home/u/proj-%d", n)
-	root := &pdp.Session{Workspace: ws, PermissionLevel: pdp.ReadWrite, Grants: []pdp.Grant{{Capability: "shell.exec", Fingerprint: "git status"}}}
-	child := &pdp.Session{Workspace: ws, Scope: []string{"fs.*", "shell.exec"}, Parent: root}
-	mcp := &pdp.Session{Workspace: ws, Rules: map[string]string{"mcp.github.*": "ask", "mcp.github.list_issues": "allow"}}
-	call := func(s *pdp.Session, tool string, args map[string]any) pdp.Call {
-		return pdp.Call{Request: pdp.Request{SessionID: "bench", Tool: tool, Args: args, Cwd: s.Workspace}, Session: s}
+	root := &pdp.SessionTree{Workspace: ws, PermissionLevel: api.ReadWrite, Grants: []pdp.Grant{{Capability: "shell.exec", Fingerprint: "git status"}}}
+	child := &pdp.SessionTree{Workspace: ws, Scope: []string{"fs.*", "shell.exec"}, Parent: root}
+	mcp := &pdp.SessionTree{Workspace: ws, Rules: map[string]string{"mcp.github.*": "ask", "mcp.github.list_issues": "allow"}}
+	call := func(s *pdp.SessionTree, tool string, args map[string]any) pdp.Call {
+		return pdp.Call{Request: api.DecideRequest{SessionID: "bench", Tool: tool, Args: args, Cwd: s.Workspace}, Session: s}
 	}
 	return []pdp.Call{
 		call(root, "read_file", map[string]any{"path": fmt.Sprintf("src/main%d.go", n)}),
@@ -266,7 +267,7 @@ func BenchmarkDecideUncachedEach(b *testing.B) {
 // memoObserver counts the evaluations the memo answered.
 type memoObserver struct{ hits, evals int }
 
-func (o *memoObserver) Decided(pdp.Decision, time.Duration) {}
+func (o *memoObserver) Decided(api.Decision, time.Duration) {}
 
 func (o *memoObserver) Evaluated(_ time.Duration, hit bool) {
 	o.evals++

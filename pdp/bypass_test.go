@@ -3,6 +3,7 @@ package pdp_test
 import (
 	"testing"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -109,14 +110,14 @@ func TestBypassCorpusNeverRidesOnAGrant(t *testing.T) {
 		t.Fatalf("the corpus has %d strings, want at least 50", len(bypasses))
 	}
 	e := newEngine(t, pdp.Components{})
-	granted := &pdp.Session{
+	granted := &pdp.SessionTree{
 		Workspace: "/w",
 		Grants:    []pdp.Grant{{Capability: "shell.exec", Fingerprint: "git status"}},
 	}
 	for _, cmd := range bypasses {
 		t.Run(cmd, func(t *testing.T) {
 			d := decide(t, e, shellCall(cmd, granted))
-			if d.Source == "session-grant" || d.Decision == pdp.Allow {
+			if d.Source == "session-grant" || d.Decision == api.Allow {
 				t.Fatalf("%q rode on the git status grant: %+v", cmd, d)
 			}
 			if d.Fingerprint != nil && *d.Fingerprint == "git status" {
@@ -131,14 +132,14 @@ func TestBypassCorpusNeverRidesOnAGrant(t *testing.T) {
 
 func TestPlainCommandsAreGrantable(t *testing.T) {
 	e := newEngine(t, pdp.Components{})
-	granted := &pdp.Session{Workspace: "/w", Grants: []pdp.Grant{{Capability: "shell.exec", Fingerprint: "git status"}}}
+	granted := &pdp.SessionTree{Workspace: "/w", Grants: []pdp.Grant{{Capability: "shell.exec", Fingerprint: "git status"}}}
 	for _, cmd := range []string{"git status", "git status --short", "git  status", "'git' status", "git \"status\"", "g\\it status", "git status # just looking", "git status 2>&1", "/usr/bin/git status"} {
 		t.Run(cmd, func(t *testing.T) {
 			d := decide(t, e, shellCall(cmd, granted))
 			if !d.Grantable || d.Fingerprint == nil {
 				t.Fatalf("%q should be grantable: %+v", cmd, d)
 			}
-			if cmd != "/usr/bin/git status" && (d.Decision != pdp.Allow || d.Source != "session-grant") {
+			if cmd != "/usr/bin/git status" && (d.Decision != api.Allow || d.Source != "session-grant") {
 				t.Fatalf("%q should be allowed by the grant, got %s/%s", cmd, d.Decision, d.Source)
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -56,14 +57,14 @@ func TestCompoundBypassesNeverRideOnRulesOrGrants(t *testing.T) {
 	for _, fp := range []string{"git status", "ls", "echo", "cat", "git diff"} {
 		grants = append(grants, pdp.Grant{Capability: "shell.exec", Fingerprint: fp})
 	}
-	session := &pdp.Session{
+	session := &pdp.SessionTree{
 		Workspace: "/w", Grants: grants,
 		CommandRules: map[string]string{"git status": "allow", "echo": "allow", "ls": "allow"},
 	}
 	for _, cmd := range compoundBypasses {
 		t.Run(cmd, func(t *testing.T) {
 			d := decide(t, e, shellCall(cmd, session))
-			if d.Decision == pdp.Allow {
+			if d.Decision == api.Allow {
 				t.Fatalf("%q was allowed by %s %s: %s", cmd, d.Source, d.Rule, d.Reason)
 			}
 		})
@@ -72,7 +73,7 @@ func TestCompoundBypassesNeverRideOnRulesOrGrants(t *testing.T) {
 
 func TestCompoundCommandsArePartByPart(t *testing.T) {
 	e := newEngine(t, pdp.Components{})
-	session := &pdp.Session{Workspace: "/w", Grants: []pdp.Grant{
+	session := &pdp.SessionTree{Workspace: "/w", Grants: []pdp.Grant{
 		{Capability: "shell.exec", Fingerprint: "git status"}, {Capability: "shell.exec", Fingerprint: "git diff"},
 		{Capability: "shell.exec", Fingerprint: "pwd"},
 	}}
@@ -82,7 +83,7 @@ func TestCompoundCommandsArePartByPart(t *testing.T) {
 	} {
 		t.Run(cmd, func(t *testing.T) {
 			d := decide(t, e, shellCall(cmd, session))
-			if d.Decision != pdp.Allow || d.Source != "session-grant" {
+			if d.Decision != api.Allow || d.Source != "session-grant" {
 				t.Fatalf("%q: %s/%s %s", cmd, d.Decision, d.Source, d.Reason)
 			}
 			if d.Fingerprint != nil || len(d.Parts) < 2 || !strings.Contains(*d.Parts[0].Fingerprint, " ") && *d.Parts[0].Fingerprint != "pwd" {

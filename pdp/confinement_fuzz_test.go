@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -24,7 +25,7 @@ func FuzzPlantedOutsidePath(f *testing.F) {
 		f.Add(uint8(i), seed.key, seed.shape, seed.form, "inner")
 	}
 	e := newEngine(f, pdp.Components{})
-	session := &pdp.Session{PermissionLevel: pdp.Full, Mode: pdp.AllowAll, Workspace: "/w", Rules: map[string]string{"mcp.*": "allow"}}
+	session := &pdp.SessionTree{PermissionLevel: api.Full, Mode: api.AllowAll, Workspace: "/w", Rules: map[string]string{"mcp.*": "allow"}}
 	f.Fuzz(func(t *testing.T, toolIdx uint8, key, shape string, form byte, inner string) {
 		tool := tools[int(toolIdx)%len(tools)]
 		if len(shape) > 8 || len(key) > 64 || len(inner) > 64 || strings.ContainsAny(key+inner, ".[]") {
@@ -76,17 +77,17 @@ func FuzzPlantedOutsidePath(f *testing.F) {
 			}
 			return map[string]any{key: v}
 		}
-		call := func(args map[string]any) pdp.Decision {
-			d, err := e.Decide(context.Background(), pdp.Call{Request: pdp.Request{SessionID: "s", Tool: tool, Args: args}, Session: session})
+		call := func(args map[string]any) api.Decision {
+			d, err := e.Decide(context.Background(), pdp.Call{Request: api.DecideRequest{SessionID: "s", Tool: tool, Args: args}, Session: session})
 			if err != nil {
 				t.Skipf("bad input: %v", err) // refused, never decided
 			}
 			return d
 		}
-		if d := call(build(plant)); d.Decision == pdp.Allow {
+		if d := call(build(plant)); d.Decision == api.Allow {
 			t.Fatalf("%s %q with %q planted at %q (%s) was allowed", tool, key, plant, sel, kind)
 		}
-		if d := call(build("src/ok.go")); d.Decision != pdp.Allow && d.Rule == "OUTSIDE_WORKSPACE" {
+		if d := call(build("src/ok.go")); d.Decision != api.Allow && d.Rule == "OUTSIDE_WORKSPACE" {
 			t.Fatalf("%s with an inside path at %q was judged outside: %s", tool, sel, d.Reason)
 		}
 	})

@@ -7,17 +7,19 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolperm/pdp/api"
 )
 
 // Assessor judges whether a shell command is dangerous. It never fails:
 // any error is its own DANGEROUS verdict, with By saying why.
 type Assessor interface {
-	Assess(ctx context.Context, command string, session *Session) Danger
+	Assess(ctx context.Context, command string, session *SessionTree) api.Danger
 }
 
 // AuditLog records a decision durably before its answer is sent.
 type AuditLog interface {
-	Record(ctx context.Context, ev Event) error
+	Record(ctx context.Context, ev AuditRecord) error
 }
 
 // Components are the parts an Engine is built from; the service, the CLI
@@ -50,7 +52,7 @@ type Components struct {
 type Observer interface {
 	// Decided reports an answer and how long the whole decision took,
 	// audit write included.
-	Decided(d Decision, took time.Duration)
+	Decided(d api.Decision, took time.Duration)
 	// Evaluated reports one evaluation of the policy: how long it took,
 	// or that the memo answered it.
 	Evaluated(took time.Duration, memoHit bool)
@@ -59,15 +61,15 @@ type Observer interface {
 // noObserver is the Observer when none is configured.
 type noObserver struct{}
 
-func (noObserver) Decided(Decision, time.Duration) {}
-func (noObserver) Evaluated(time.Duration, bool)   {}
+func (noObserver) Decided(api.Decision, time.Duration) {}
+func (noObserver) Evaluated(time.Duration, bool)       {}
 
 // Call is one decision to make: the request, the session it runs in
 // (already loaded, with its parents and the grants of its tree), and
 // whether to explain the answer step by step.
 type Call struct {
-	Request Request
-	Session *Session
+	Request api.DecideRequest
+	Session *SessionTree
 	Explain bool
 }
 
@@ -123,16 +125,16 @@ func (e *Engine) Policy() *Policy { return e.policy.Load() }
 // (fetching what the policy asks for), records the audit event and
 // returns. Bad input is an *Error and no decision; every other failure
 // is a deny.
-func (e *Engine) Decide(ctx context.Context, call Call) (Decision, error) {
+func (e *Engine) Decide(ctx context.Context, call Call) (api.Decision, error) {
 	start := e.c.Now()
 	if err := ValidateRequest(call.Request); err != nil {
-		return Decision{}, err
+		return api.Decision{}, err
 	}
 	if err := ValidateSession(call.Session); err != nil {
-		return Decision{}, err
+		return api.Decision{}, err
 	}
 	p := e.policy.Load()
-	var d Decision
+	var d api.Decision
 	var rec *Recorded
 	if p == nil {
 		d = failClosed("No policy is active.")
@@ -141,7 +143,7 @@ func (e *Engine) Decide(ctx context.Context, call Call) (Decision, error) {
 		d, rec, err = e.evaluate(ctx, p, call)
 		var bad *Error
 		if errors.As(err, &bad) {
-			return Decision{}, err
+			return api.Decision{}, err
 		}
 		if err != nil {
 			e.c.Logger.Error("policy evaluation failed; denying", "err", err)
@@ -154,14 +156,14 @@ func (e *Engine) Decide(ctx context.Context, call Call) (Decision, error) {
 		return denyUnrecorded(d), fmt.Errorf("the caller went away before the decision was made: %w", err)
 	}
 	if e.c.Audit != nil {
-		ev := Event{Decision: d, Request: call.Request, SessionID: call.Request.SessionID, Time: start, Latency: e.c.Now().Sub(start), Recorded: rec}
+		ev := AuditRecord{Decision: d, Request: call.Request, SessionID: call.Request.SessionID, Time: start, Latency: e.c.Now().Sub(start), Recorded: rec}
 		if err := e.c.Audit.Record(ctx, ev); err != nil {
 			e.c.Logger.Error("audit write failed; denying", "decision_id", d.DecisionID, "err", err)
 			d = denyUnrecorded(d)
 			e.c.Observer.Decided(d, e.c.Now().Sub(start))
 			return d, fmt.Errorf("%w: %v", ErrAuditUnavailable, err)
 		}
-		if d.Decision == Ask && e.c.Changes != nil {
+		if d.Decision == api.Ask && e.c.Changes != nil {
 			e.c.Changes.Changed()
 		}
 	}
@@ -170,12 +172,12 @@ func (e *Engine) Decide(ctx context.Context, call Call) (Decision, error) {
 }
 
 // failClosed is the answer when no policy can give one.
-func failClosed(reason string) Decision {
-	return Decision{Decision: Deny, Source: "default", Rule: "FALLBACK", Reason: reason}
+func failClosed(reason string) api.Decision {
+	return api.Decision{Decision: api.Deny, Source: "default", Rule: "FALLBACK", Reason: reason}
 }
 
-func denyUnrecorded(d Decision) Decision {
-	d.Decision, d.NeedApproval, d.Source, d.Rule = Deny, false, "default", "FALLBACK"
+func denyUnrecorded(d api.Decision) api.Decision {
+	d.Decision, d.NeedApproval, d.Source, d.Rule = api.Deny, false, "default", "FALLBACK"
 	d.Reason = "The decision could not be recorded in the audit trail."
 	return d
 }
@@ -206,7 +208,7 @@ func (e *Engine) Input(ctx context.Context, call Call) (map[string]any, error) {
 // nothing (no audit event, no metrics) and asks the danger assessor only
 // when assess is set; otherwise an assess rule sees DANGEROUS
 // (unavailable).
-func (e *Engine) Simulate(ctx context.Context, call Call, assess bool) (Decision, error) {
+func (e *Engine) Simulate(ctx context.Context, call Call, assess bool) (api.Decision, error) {
 	sim := &Engine{c: e.c}
 	sim.c.Audit, sim.c.Observer = nil, noObserver{}
 	if !assess {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/toolperm/pdp/api"
 )
 
 // The kinds of change the live feed carries (GET /v1/events).
@@ -33,9 +35,9 @@ type Change struct {
 	Time      time.Time
 	// Decision is the decision of an ask or answer, as stored when the
 	// change was read (nil when the decision is gone from the trail).
-	Decision *DecisionEvent
+	Decision *api.Event
 	// Session is the session after a level change.
-	Session *StoredSession
+	Session *api.Session
 }
 
 // ChangeLog is the store's record of changes. The store writes each entry

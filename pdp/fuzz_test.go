@@ -25,7 +25,7 @@ func FuzzGrantability(f *testing.F) {
 		f.Add(seed)
 	}
 	e := newEngine(f, pdp.Components{})
-	session := &pdp.Session{Workspace: "/w", Grants: []pdp.Grant{{Capability: "shell.exec", Fingerprint: "git status"}}}
+	session := &pdp.SessionTree{Workspace: "/w", Grants: []pdp.Grant{{Capability: "shell.exec", Fingerprint: "git status"}}}
 	f.Fuzz(func(t *testing.T, cmd string) {
 		d, err := e.Decide(context.Background(), shellCall(cmd, session))
 		if err != nil {

@@ -9,8 +9,7 @@ import (
 	"github.com/toolperm/pdp/api"
 )
 
-// ImpactReport is what a candidate policy would change.
-type ImpactReport = api.ImpactReport
+// api.ImpactReport is what a candidate policy would change.
 
 // RecordedDecision is an audit event as replay reads it: what was decided
 // and, when the event kept it, what it was judged on.
@@ -42,8 +41,8 @@ const maxExamples = 5
 // reports what changes. A decision that cannot be replayed (not recorded,
 // or the candidate fails on it) is skipped and counted. progress, when
 // set, is told how many were read so far.
-func Impact(ctx context.Context, candidate *Policy, src RecordedDecisions, f ReplayFilter, progress func(n int)) (ImpactReport, error) {
-	report := ImpactReport{Changes: []api.ImpactChange{}, Loosening: []api.ImpactChange{}}
+func Impact(ctx context.Context, candidate *Policy, src RecordedDecisions, f ReplayFilter, progress func(n int)) (api.ImpactReport, error) {
+	report := api.ImpactReport{Changes: []api.ImpactChange{}, Loosening: []api.ImpactChange{}}
 	groups := map[[3]string]*api.ImpactChange{}
 	n := 0
 	err := src.EachRecorded(ctx, f, func(rd RecordedDecision) error {
@@ -104,7 +103,7 @@ func Impact(ctx context.Context, candidate *Policy, src RecordedDecisions, f Rep
 }
 
 // strictness ranks the answers: an allow is the loosest.
-var strictness = map[string]int{Allow: 0, Ask: 1, Deny: 2}
+var strictness = map[string]int{api.Allow: 0, api.Ask: 1, api.Deny: 2}
 
 // loosens reports whether going from one answer to another lets more
 // through: deny or ask → allow, deny → ask.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp/internal/evalcache"
 )
 
@@ -26,8 +27,8 @@ func init() {
 		"evaluated", "assigned", "error", "argv", "literal", "text", "simple", "first", "end", "background", "negated",
 		"op", "target", "dev_null", "dup", "here_doc", "program", "possible", "command", "word", "redirect", "verdict", "by", "decision", "source", "rule", "reason",
 		// frequent values
-		string(ReadOnly), string(ReadWrite), string(Full), string(Smart), string(AlwaysAsk), string(OnDemand), string(AllowAll),
-		string(Local), string(Cloud), Allow, Ask, Deny, ".", "|", "&&", "||", ";", "|&", "&",
+		string(api.ReadOnly), string(api.ReadWrite), string(api.Full), string(api.Smart), string(api.AlwaysAsk), string(api.OnDemand), string(api.AllowAll),
+		string(api.Local), string(api.Cloud), api.Allow, api.Ask, api.Deny, ".", "|", "&&", "||", ";", "|&", "&",
 	)
 }
 
@@ -63,26 +64,26 @@ var reusePaths = evalcache.Paths{
 // on-demand, LOCAL. The workspace has no default here: a session without
 // one confines nothing, so every path is outside. Callers that have a
 // default (the CLI's inline sessions, the service's first cwd) fill it in.
-func withDefaults(s *Session) *Session {
-	out := Session{}
+func withDefaults(s *SessionTree) *SessionTree {
+	out := SessionTree{}
 	if s != nil {
 		out = *s
 	}
 	if out.PermissionLevel == "" {
-		out.PermissionLevel = ReadOnly
+		out.PermissionLevel = api.ReadOnly
 	}
 	if out.Mode == "" {
-		out.Mode = OnDemand
+		out.Mode = api.OnDemand
 	}
 	if out.ExecutionMode == "" {
-		out.ExecutionMode = Local
+		out.ExecutionMode = api.Local
 	}
 	return &out
 }
 
 // input is the document the policy judges for session s: only facts, not
 // raw arguments.
-func (pl *pipeline) input(ctx context.Context, s *Session) (map[string]any, WorkspaceVerdict, error) {
+func (pl *pipeline) input(ctx context.Context, s *SessionTree) (map[string]any, WorkspaceVerdict, error) {
 	req := pl.call.Request
 	verdict, err := pl.workspace(ctx, s)
 	if err != nil {
@@ -110,7 +111,7 @@ func (pl *pipeline) input(ctx context.Context, s *Session) (map[string]any, Work
 // workspace resolves the call's paths against s's workspace, with the
 // tool's catalogue entry from the policy. No resolver configured confines
 // everything: every path is outside.
-func (pl *pipeline) workspace(ctx context.Context, s *Session) (WorkspaceVerdict, error) {
+func (pl *pipeline) workspace(ctx context.Context, s *SessionTree) (WorkspaceVerdict, error) {
 	req := pl.call.Request
 	call := WorkspaceCall{Tool: req.Tool, Args: req.Args, Cwd: req.Cwd, Workspace: s.Workspace}
 	switch {
@@ -136,7 +137,7 @@ func (pl *pipeline) workspace(ctx context.Context, s *Session) (WorkspaceVerdict
 	return verdict, nil
 }
 
-func sessionInput(s *Session) map[string]any {
+func sessionInput(s *SessionTree) map[string]any {
 	rules := make(map[string]any, len(s.Rules))
 	for p, a := range s.Rules {
 		rules[p] = a
@@ -236,7 +237,7 @@ func redirectsInput(list []ShellRedirect) []any {
 	return out
 }
 
-func dangerInput(d Danger) map[string]any {
+func dangerInput(d api.Danger) map[string]any {
 	return map[string]any{"verdict": d.Verdict, "by": d.By}
 }
 

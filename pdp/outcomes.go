@@ -15,13 +15,13 @@ import (
 type OutcomeStore interface {
 	// DecisionsByToolUse returns the decisions made for a call with this
 	// runtime id, newest first.
-	DecisionsByToolUse(ctx context.Context, toolUseID string) ([]DecisionEvent, error)
+	DecisionsByToolUse(ctx context.Context, toolUseID string) ([]api.Event, error)
 	// RecordOutcome records a runtime's outcome on an ask, apart from the
 	// person's answer (which it neither sets nor needs), naming the token
 	// that reported it; it creates no grant and wakes no one waiting for
 	// a person's answer. ErrConflict when the decision is not an ask or
 	// already has an outcome.
-	RecordOutcome(ctx context.Context, id, answer, channel, by string) (DecisionEvent, error)
+	RecordOutcome(ctx context.Context, id, answer, channel, by string) (api.Event, error)
 }
 
 // Outcomes records what a runtime says became of an ask it showed in its
@@ -68,27 +68,27 @@ func OutcomeChannel(channel string) (string, error) {
 // Record records answer as the outcome of the ask the call with
 // toolUseID got. A call the caller may not read is answered as an
 // unknown one.
-func (o *Outcomes) Record(ctx context.Context, toolUseID, answer, channel string, who Caller) (DecisionEvent, error) {
+func (o *Outcomes) Record(ctx context.Context, toolUseID, answer, channel string, who Caller) (api.Event, error) {
 	switch answer {
-	case AllowOnce, DenyAnswer:
+	case api.AllowOnce, api.DenyAnswer:
 	default:
-		return DecisionEvent{}, invalid("invalid_outcome", "an outcome is allow_once or deny, got %q", truncate(answer))
+		return api.Event{}, invalid("invalid_outcome", "an outcome is allow_once or deny, got %q", truncate(answer))
 	}
 	channel, err := OutcomeChannel(channel)
 	if err != nil {
-		return DecisionEvent{}, err
+		return api.Event{}, err
 	}
 	if toolUseID == "" || len(toolUseID) > 256 {
-		return DecisionEvent{}, invalid("invalid_tool_use_id", "tool_use_id must be 1-256 characters")
+		return api.Event{}, invalid("invalid_tool_use_id", "tool_use_id must be 1-256 characters")
 	}
 	notFound := fmt.Errorf("no decision for tool use %q: %w", truncate(toolUseID), ErrNotFound)
 	found, err := o.Store.DecisionsByToolUse(ctx, toolUseID)
 	if err != nil {
-		return DecisionEvent{}, err
+		return api.Event{}, err
 	}
 	// Several runtimes may send the same id: only the caller's own
 	// decisions count, and of those an ask without an outcome first.
-	var mine []DecisionEvent
+	var mine []api.Event
 	var refused error
 	for _, d := range found {
 		err := o.Sessions.MayRead(ctx, d.SessionID, who, notFound)
@@ -97,20 +97,20 @@ func (o *Outcomes) Record(ctx context.Context, toolUseID, answer, channel string
 			refused = err
 			continue
 		} else if err != nil {
-			return DecisionEvent{}, err
+			return api.Event{}, err
 		}
 		mine = append(mine, d)
 	}
 	if len(mine) == 0 {
 		if refused != nil {
 			// Recorded as a refusal, answered as an unknown id.
-			return DecisionEvent{}, refused
+			return api.Event{}, refused
 		}
-		return DecisionEvent{}, notFound
+		return api.Event{}, notFound
 	}
 	target := mine[0]
 	for _, d := range mine {
-		if d.Decision.Decision == Ask && d.Outcome == nil {
+		if d.Decision.Decision == api.Ask && d.Outcome == nil {
 			target = d
 			break
 		}

@@ -3,6 +3,8 @@ package pdp
 import (
 	"path"
 	"strings"
+
+	"github.com/toolperm/pdp/api"
 )
 
 // pathIndex is one layer of path rules compiled for lookup: three tries of
@@ -31,7 +33,7 @@ type wildEdge struct {
 	next *trieNode
 }
 
-func compilePathIndex(m map[string]PathRule, foldCase bool) (*pathIndex, error) {
+func compilePathIndex(m map[string]api.PathRule, foldCase bool) (*pathIndex, error) {
 	ix := &pathIndex{workspace: &trieNode{}, host: &trieNode{}, names: &trieNode{}, foldCase: foldCase}
 	for text, rule := range m {
 		p, err := parsePathPattern(text, rule, foldCase)
@@ -235,9 +237,9 @@ func moreSpecific(a, b *pathPattern, access string) bool {
 
 func actionRank(a string) int {
 	switch a {
-	case Allow:
+	case api.Allow:
 		return 0
-	case Ask:
+	case api.Ask:
 		return 2
 	}
 	return 3
@@ -259,7 +261,7 @@ func (ix *pathIndex) resolveGlob(t pathTarget, covering map[int]bool, access str
 		case a == "":
 			continue
 		case covering[r]:
-		case a == Allow || !ix.globMeets(t, p):
+		case a == api.Allow || !ix.globMeets(t, p):
 			continue
 		}
 		if best == nil || stricter(p, best, access) {
@@ -430,7 +432,7 @@ func (ix *pathIndex) resolveShellGlob(t pathTarget, covering map[int]bool, acces
 	}
 	for _, p := range ix.patterns {
 		a := p.action(access)
-		if a == "" || a == Allow || !ix.shellGlobMeets(t, p) {
+		if a == "" || a == api.Allow || !ix.shellGlobMeets(t, p) {
 			continue
 		}
 		if m == nil || stricter(p, m, access) {
@@ -481,7 +483,7 @@ func startsWild(seg string) bool {
 func (ix *pathIndex) strictestStop(access string) *pathPattern {
 	var best *pathPattern
 	for _, p := range ix.patterns {
-		if a := p.action(access); a == Deny || a == Ask {
+		if a := p.action(access); a == api.Deny || a == api.Ask {
 			if best == nil || stricter(p, best, access) {
 				best = p
 			}

@@ -10,9 +10,8 @@ import (
 	"github.com/toolperm/pdp/api"
 )
 
-// PathRule is what one path pattern does to each access kind (read,
+// api.PathRule is what one path pattern does to each access kind (read,
 // write): "deny" for both, or {"write": "ask"}.
-type PathRule = api.PathRule
 
 // The access kinds of a path.
 const (
@@ -29,14 +28,14 @@ const maxPathPattern = 4096
 // for as long as the rules live (a policy, a cached session tree), so a
 // decision looks rules up rather than compiling or scanning them.
 type PathRules struct {
-	rules map[string]PathRule
+	rules map[string]api.PathRule
 	once  sync.Once
 	index [2]*pathIndex // case-sensitive, case-insensitive
 	err   error
 }
 
 // NewPathRules wraps a pattern→rule table; nil or empty is no rules.
-func NewPathRules(m map[string]PathRule) *PathRules {
+func NewPathRules(m map[string]api.PathRule) *PathRules {
 	if len(m) == 0 {
 		return nil
 	}
@@ -45,7 +44,7 @@ func NewPathRules(m map[string]PathRule) *PathRules {
 
 // Map is the pattern→rule table (nil for no rules). Callers must not
 // change it.
-func (r *PathRules) Map() map[string]PathRule {
+func (r *PathRules) Map() map[string]api.PathRule {
 	if r == nil {
 		return nil
 	}
@@ -59,7 +58,7 @@ func (r *PathRules) Len() int { return len(r.Map()) }
 func (r *PathRules) MarshalJSON() ([]byte, error) {
 	m := r.Map()
 	if m == nil {
-		m = map[string]PathRule{}
+		m = map[string]api.PathRule{}
 	}
 	return json.Marshal(m)
 }
@@ -67,7 +66,7 @@ func (r *PathRules) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a table; patterns and actions are checked by
 // Validate.
 func (r *PathRules) UnmarshalJSON(b []byte) error {
-	var m map[string]PathRule
+	var m map[string]api.PathRule
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
@@ -141,7 +140,7 @@ func DecodePathRules(raw any) (*PathRules, error) {
 
 // validPathAction: a path rule allows, asks or denies; assess is for
 // shell commands.
-func validPathAction(a string) bool { return a == Allow || a == Ask || a == Deny }
+func validPathAction(a string) bool { return a == api.Allow || a == api.Ask || a == api.Deny }
 
 // anchor says what a pattern is matched against.
 type anchor int
@@ -160,7 +159,7 @@ const (
 // pathPattern is one compiled rule.
 type pathPattern struct {
 	text   string // as written: what the answer names
-	rule   PathRule
+	rule   api.PathRule
 	anchor anchor
 	segs   []string // folded when case is ignored; "**" any run of names
 	exact  bool     // no wildcard anywhere
@@ -177,7 +176,7 @@ func (p *pathPattern) action(access string) string {
 // parsePathPattern checks and splits one pattern. A trailing "/" and a
 // leading "./" are dropped; "." and ".." elements, "~" and NUL are
 // refused (a pattern names places, it does not walk).
-func parsePathPattern(text string, rule PathRule, foldCase bool) (*pathPattern, error) {
+func parsePathPattern(text string, rule api.PathRule, foldCase bool) (*pathPattern, error) {
 	if text == "" || len(text) > maxPathPattern || strings.ContainsRune(text, 0) || strings.HasPrefix(text, "~") {
 		return nil, fmt.Errorf("path pattern %q must be 1-%d bytes, without NUL or a leading ~", truncate(text), maxPathPattern)
 	}
@@ -232,7 +231,7 @@ func collapseStars(seg string) string {
 }
 
 // ValidatePathRules checks a pattern→rule table (a session's path_rules).
-func ValidatePathRules(m map[string]PathRule) error {
+func ValidatePathRules(m map[string]api.PathRule) error {
 	return NewPathRules(m).Validate()
 }
 

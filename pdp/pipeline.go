@@ -10,6 +10,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp/internal/evalcache"
 )
 
@@ -26,17 +27,17 @@ type pipeline struct {
 	command string
 	facts   *ShellFacts
 	shell   map[string]any
-	danger  *Danger
+	danger  *api.Danger
 }
 
-func (e *Engine) evaluate(ctx context.Context, p *Policy, call Call) (Decision, *Recorded, error) {
+func (e *Engine) evaluate(ctx context.Context, p *Policy, call Call) (api.Decision, *Recorded, error) {
 	pl := &pipeline{e: e, p: p, call: call}
 	if err := pl.parseCommand(ctx); err != nil {
-		return Decision{}, nil, err
+		return api.Decision{}, nil, err
 	}
 	out, rec, err := pl.run(ctx, withDefaults(call.Session), call.Explain)
 	if err != nil {
-		return Decision{}, nil, err
+		return api.Decision{}, nil, err
 	}
 	return out.decision, rec, nil
 }
@@ -75,10 +76,10 @@ func (pl *pipeline) parseCommand(ctx context.Context) error {
 // run evaluates the chain for one session, fetching the facts the policy
 // says it needs and evaluating again until the answer is final. It returns
 // what the answer was judged on, for the audit trail and replay.
-func (pl *pipeline) run(ctx context.Context, s *Session, explain bool) (outcome, *Recorded, error) {
+func (pl *pipeline) run(ctx context.Context, s *SessionTree, explain bool) (evaluation, *Recorded, error) {
 	in, verdict, err := pl.input(ctx, s)
 	if err != nil {
-		return outcome{}, nil, err
+		return evaluation{}, nil, err
 	}
 	out, rec, err := pl.evaluator().resolve(ctx, in, explain, liveFacts{pl: pl, s: s})
 	if rec != nil {
@@ -96,24 +97,24 @@ func (pl *pipeline) evaluator() evaluator {
 // facts supplies what the policy says it still needs.
 type facts interface {
 	// danger is the danger verdict of the call's command.
-	danger(ctx context.Context) Danger
+	danger(ctx context.Context) api.Danger
 	// parent is the parent session's decision of the same call, and what
 	// it was judged on.
-	parent(ctx context.Context) (Decision, *Recorded, error)
+	parent(ctx context.Context) (api.Decision, *Recorded, error)
 }
 
 // liveFacts fetch what a decision needs: the assessor's verdict and the
 // parent's chain run on the same call.
 type liveFacts struct {
 	pl *pipeline
-	s  *Session
+	s  *SessionTree
 }
 
-func (f liveFacts) danger(ctx context.Context) Danger { return f.pl.assess(ctx, f.s) }
+func (f liveFacts) danger(ctx context.Context) api.Danger { return f.pl.assess(ctx, f.s) }
 
-func (f liveFacts) parent(ctx context.Context) (Decision, *Recorded, error) {
+func (f liveFacts) parent(ctx context.Context) (api.Decision, *Recorded, error) {
 	if f.s.Parent == nil {
-		return Decision{}, nil, fmt.Errorf("policy needs the parent's decision of a session without a parent")
+		return api.Decision{}, nil, fmt.Errorf("policy needs the parent's decision of a session without a parent")
 	}
 	out, rec, err := f.pl.run(ctx, withDefaults(f.s.Parent), false)
 	return out.decision, rec, err
@@ -129,14 +130,14 @@ type evaluator struct {
 
 // resolve evaluates in, supplies what the policy says it needs from f and
 // evaluates again, at most maxRounds times.
-func (ev evaluator) resolve(ctx context.Context, in map[string]any, explain bool, f facts) (outcome, *Recorded, error) {
+func (ev evaluator) resolve(ctx context.Context, in map[string]any, explain bool, f facts) (evaluation, *Recorded, error) {
 	var parentRec *Recorded
 	var prev *evalcache.Round
 	for round := 0; round < maxRounds; round++ {
 		out, this, err := ev.eval(ctx, in, explain, prev)
 		prev = this
 		if err != nil {
-			return outcome{}, nil, err
+			return evaluation{}, nil, err
 		}
 		if len(out.needs) == 0 {
 			return out, &Recorded{Input: in, Parent: parentRec}, nil
@@ -154,7 +155,7 @@ func (ev evaluator) resolve(ctx context.Context, in map[string]any, explain bool
 			case "parent":
 				parent, rec, err := f.parent(ctx)
 				if err != nil {
-					return outcome{}, nil, fmt.Errorf("parent session: %w", err)
+					return evaluation{}, nil, fmt.Errorf("parent session: %w", err)
 				}
 				parentRec = rec
 				in["parent_decision"] = map[string]any{
@@ -164,18 +165,18 @@ func (ev evaluator) resolve(ctx context.Context, in map[string]any, explain bool
 					"reason":   parent.Reason,
 				}
 			default:
-				return outcome{}, nil, fmt.Errorf("policy needs %q, which the engine cannot supply", need)
+				return evaluation{}, nil, fmt.Errorf("policy needs %q, which the engine cannot supply", need)
 			}
 		}
 	}
-	return outcome{}, nil, fmt.Errorf("policy still needs facts after %d rounds", maxRounds)
+	return evaluation{}, nil, fmt.Errorf("policy still needs facts after %d rounds", maxRounds)
 }
 
 // assess asks the assessor once per decision; the parent's chain shares
 // the verdict.
-func (pl *pipeline) assess(ctx context.Context, s *Session) Danger {
+func (pl *pipeline) assess(ctx context.Context, s *SessionTree) api.Danger {
 	if pl.danger == nil {
-		d := Danger{Verdict: Dangerous, By: "unavailable"}
+		d := api.Danger{Verdict: Dangerous, By: "unavailable"}
 		if pl.e.c.Assessor != nil {
 			d = pl.e.c.Assessor.Assess(ctx, pl.command, s)
 		}
@@ -187,16 +188,16 @@ func (pl *pipeline) assess(ctx context.Context, s *Session) Danger {
 // eval evaluates in; prev is the previous round of the same decision
 // (nil for the first), and the returned round is this one for the next
 // (nil when the memo answered).
-func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, prev *evalcache.Round) (outcome, *evalcache.Round, error) {
+func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, prev *evalcache.Round) (evaluation, *evalcache.Round, error) {
 	start := ev.now()
 	value, err := ast.InterfaceToValue(in)
 	if err != nil {
-		return outcome{}, nil, fmt.Errorf("building input: %w", err)
+		return evaluation{}, nil, fmt.Errorf("building input: %w", err)
 	}
 	var key string
 	if !explain {
 		if key, err = evalcache.InputKey(value); err != nil {
-			return outcome{}, nil, err
+			return evaluation{}, nil, err
 		}
 		if out, ok := ev.p.memo.Get(key); ok {
 			ev.obs.Evaluated(0, true)
@@ -214,11 +215,11 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, p
 	rs, err := query.Eval(evalCtx, rego.EvalParsedInput(value), cache.Option())
 	ev.obs.Evaluated(ev.now().Sub(start), false)
 	if err != nil {
-		return outcome{}, nil, fmt.Errorf("evaluating %s: %w", name, err)
+		return evaluation{}, nil, fmt.Errorf("evaluating %s: %w", name, err)
 	}
 	// A decision whose caller has gone is not answered, least of all allowed.
 	if err := ctx.Err(); err != nil {
-		return outcome{}, nil, fmt.Errorf("evaluating %s: %w", name, err)
+		return evaluation{}, nil, fmt.Errorf("evaluating %s: %w", name, err)
 	}
 	out, err := decodeResult(rs, name, explain)
 	if err == nil && !explain {

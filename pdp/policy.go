@@ -41,7 +41,7 @@ type Policy struct {
 	// session facts and later rounds' stable rules: pdp/internal/evalcache).
 	reuse *evalcache.Analysis
 	// memo holds this policy's answers per input; it goes with the policy.
-	memo *evalcache.Memo[outcome]
+	memo *evalcache.Memo[evaluation]
 }
 
 // Compile prepares the entry point over parsed modules and data. An error
@@ -82,7 +82,7 @@ func Compile(ctx context.Context, modules map[string]*ast.Module, data map[strin
 		return nil, fmt.Errorf("policy %s: %w", source, err)
 	}
 	return &Policy{Revision: revision, Source: source, explain: explain, answer: answer, catalogue: catalogue,
-		paths: paths, reuse: reuse, memo: evalcache.NewMemo(0, outcomeBytes)}, nil
+		paths: paths, reuse: reuse, memo: evalcache.NewMemo(0, evaluationBytes)}, nil
 }
 
 // readData evaluates a document of the policy's data once (nil when it
@@ -135,7 +135,7 @@ func CompileBundle(ctx context.Context, b bundle.Bundle, source, digest string) 
 // decision (whatever the decision is).
 var probeInput = map[string]any{
 	"tool":      "read_file",
-	"session":   sessionInput(withDefaults(&Session{Workspace: "/probe"})),
+	"session":   sessionInput(withDefaults(&SessionTree{Workspace: "/probe"})),
 	"workspace": map[string]any{"outside": []any{}},
 }
 

@@ -3,6 +3,7 @@ package pdp_test
 import (
 	"testing"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -75,7 +76,7 @@ func TestPublicCorpus(t *testing.T) {
 		if !c.readOnly {
 			continue
 		}
-		d := decide(t, e, shellCall(c.cmd, &pdp.Session{Workspace: "/w"}))
+		d := decide(t, e, shellCall(c.cmd, &pdp.SessionTree{Workspace: "/w"}))
 		if d.Fingerprint != nil {
 			grants = append(grants, pdp.Grant{Capability: "shell.exec", Fingerprint: *d.Fingerprint})
 		}
@@ -85,35 +86,35 @@ func TestPublicCorpus(t *testing.T) {
 			}
 		}
 	}
-	granted := &pdp.Session{Workspace: "/w", Grants: grants, CommandRules: corpusRules}
-	smart := &pdp.Session{Workspace: "/w", PermissionLevel: pdp.Smart}
+	granted := &pdp.SessionTree{Workspace: "/w", Grants: grants, CommandRules: corpusRules}
+	smart := &pdp.SessionTree{Workspace: "/w", PermissionLevel: api.Smart}
 	// At FULL with deny rules a team writes for FULL (and the shipped path
 	// rules), a read-only command that hides nothing must not ask.
-	full := &pdp.Session{Workspace: "/w", PermissionLevel: pdp.Full,
+	full := &pdp.SessionTree{Workspace: "/w", PermissionLevel: api.Full,
 		CommandRules: map[string]string{"git push --force": "deny", "rm -rf /": "deny", "git reset --hard": "ask"}}
 	var bypasses, ungrantable, unscreened, askedAtFull, denied int
 	for _, c := range publicCorpus {
 		d := decide(t, e, shellCall(c.cmd, granted))
-		fresh := decide(t, e, shellCall(c.cmd, &pdp.Session{Workspace: "/w"}))
+		fresh := decide(t, e, shellCall(c.cmd, &pdp.SessionTree{Workspace: "/w"}))
 		if c.readOnly {
 			if !fresh.Grantable {
 				ungrantable++
 				t.Logf("read-only but not grantable [%s]: %q", c.source, c.cmd)
 			}
-			if f := decide(t, e, shellCall(c.cmd, full)); f.Decision != pdp.Allow {
+			if f := decide(t, e, shellCall(c.cmd, full)); f.Decision != api.Allow {
 				askedAtFull++
 				t.Logf("read-only but %s at FULL [%s]: %q (%s)", f.Decision, c.source, c.cmd, f.Reason)
 			}
 			continue
 		}
-		if d.Decision == pdp.Allow {
+		if d.Decision == api.Allow {
 			bypasses++
 			t.Errorf("dangerous [%s] %q allowed by %s %s", c.source, c.cmd, d.Source, d.Rule)
 		}
 		// At SMART a dangerous case is screened (DANGEROUS without the
 		// model), or denied before any verdict by the deny floor.
 		s := decide(t, e, shellCall(c.cmd, smart))
-		floored := s.Decision == pdp.Deny && s.Source == "config"
+		floored := s.Decision == api.Deny && s.Source == "config"
 		if !floored && (s.Danger == nil || s.Danger.By != "screen") {
 			unscreened++
 			t.Errorf("dangerous but not screened [%s]: %q (%s)", c.source, c.cmd, s.Reason)

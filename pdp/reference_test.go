@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/shell"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
@@ -45,9 +46,9 @@ var (
 	}
 	refPolicy = map[string]string{"ask.user": "allow", "plan.update": "allow", "skill.load": "allow",
 		"memory.recall": "allow", "review.report": "allow", "task.spawn": "allow", "code.*": "allow"}
-	refLevels = map[pdp.Level]map[string]string{
-		pdp.ReadOnly:  {"fs.read": "allow", "fs.glob": "allow", "fs.grep": "allow", "fs.list": "allow", "fs.write": "ask", "fs.edit": "ask", "shell.exec": "ask", "shell.jobs": "ask", "shell.stdin": "allow"},
-		pdp.ReadWrite: {"fs.read": "allow", "fs.glob": "allow", "fs.grep": "allow", "fs.list": "allow", "fs.write": "allow", "fs.edit": "allow", "shell.exec": "ask", "shell.jobs": "ask", "shell.stdin": "allow"},
+	refLevels = map[api.Level]map[string]string{
+		api.ReadOnly:  {"fs.read": "allow", "fs.glob": "allow", "fs.grep": "allow", "fs.list": "allow", "fs.write": "ask", "fs.edit": "ask", "shell.exec": "ask", "shell.jobs": "ask", "shell.stdin": "allow"},
+		api.ReadWrite: {"fs.read": "allow", "fs.glob": "allow", "fs.grep": "allow", "fs.list": "allow", "fs.write": "allow", "fs.edit": "allow", "shell.exec": "ask", "shell.jobs": "ask", "shell.stdin": "allow"},
 	}
 	refUngrantable = map[string]bool{"rm": true, "sudo": true, "curl": true, "env": true, "xargs": true, "sh": true, "bash": true, "python3": true, "eval": true}
 	refRank        = map[string]int{"allow": 0, "assess": 1, "ask": 2, "deny": 3}
@@ -88,7 +89,7 @@ func (r reference) fingerprint(capability string, args map[string]any) string {
 }
 
 // decide returns the decision of the chain for one call.
-func (r reference) decide(req pdp.Request, s *pdp.Session) string {
+func (r reference) decide(req api.DecideRequest, s *pdp.SessionTree) string {
 	capability, ok := refTools[req.Tool]
 	if parts := strings.Split(req.Tool, "__"); len(parts) == 3 && parts[0] == "mcp" {
 		capability, ok = "mcp."+parts[1]+"."+parts[2], true
@@ -121,7 +122,7 @@ func (r reference) decide(req pdp.Request, s *pdp.Session) string {
 	}
 	level := s.PermissionLevel
 	if level == "" {
-		level = pdp.ReadOnly
+		level = api.ReadOnly
 	}
 	action, has := "", false
 	for _, layer := range []map[string]string{refPolicy, s.Rules, refLevels[level]} {
@@ -138,7 +139,7 @@ func (r reference) decide(req pdp.Request, s *pdp.Session) string {
 	switch {
 	case action == "deny":
 		return "deny"
-	case s.Mode == pdp.AllowAll:
+	case s.Mode == api.AllowAll:
 		return out("allow")
 	case !has && (strings.HasPrefix(capability, "mcp.") || strings.HasPrefix(capability, "net.") || capability == "fs.write" || capability == "shell.exec"):
 		return "deny"

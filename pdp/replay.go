@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/toolperm/pdp/api"
 )
 
 // Recorded is what one decision was judged on: the final input document
@@ -62,19 +64,19 @@ type replayFacts struct {
 	rec *Recorded
 }
 
-func (f replayFacts) danger(context.Context) Danger {
-	return Danger{Verdict: Dangerous, By: "unavailable"}
+func (f replayFacts) danger(context.Context) api.Danger {
+	return api.Danger{Verdict: Dangerous, By: "unavailable"}
 }
 
-func (f replayFacts) parent(ctx context.Context) (Decision, *Recorded, error) {
+func (f replayFacts) parent(ctx context.Context) (api.Decision, *Recorded, error) {
 	if f.rec.Parent == nil {
-		return Decision{}, nil, fmt.Errorf("the parent's input was not recorded")
+		return api.Decision{}, nil, fmt.Errorf("the parent's input was not recorded")
 	}
 	d, err := f.ev.replay(ctx, f.rec.Parent)
 	return d, f.rec.Parent, err
 }
 
-func (ev evaluator) replay(ctx context.Context, rec *Recorded) (Decision, error) {
+func (ev evaluator) replay(ctx context.Context, rec *Recorded) (api.Decision, error) {
 	in := make(map[string]any, len(rec.Input))
 	for k, v := range rec.Input {
 		if k != "parent_decision" { // the candidate's own parent decision replaces it
@@ -96,7 +98,7 @@ func (ev evaluator) replay(ctx context.Context, rec *Recorded) (Decision, error)
 
 // Replay evaluates a recorded decision again with this policy, without
 // calling the assessor, and returns the policy's answer.
-func (p *Policy) Replay(ctx context.Context, rec *Recorded) (Decision, error) {
+func (p *Policy) Replay(ctx context.Context, rec *Recorded) (api.Decision, error) {
 	ev := evaluator{p: p, timeout: time.Second, obs: noObserver{}, now: time.Now}
 	return ev.replay(ctx, rec)
 }

@@ -8,18 +8,21 @@ import (
 	"github.com/toolperm/pdp/api"
 )
 
-// outcome is one evaluation of the entry point.
-type outcome struct {
-	decision Decision
+// evaluation is what one evaluation of the entry point gave: the
+// decision, or what the policy needs before it can give one (the parent's
+// decision, the danger verdict). Not to be confused with a runtime's
+// outcome of a call (api.Outcome, outcomes.go).
+type evaluation struct {
+	decision api.Decision
 	needs    []string
 }
 
-// outcomeBytes estimates what a remembered outcome keeps alive (the
+// evaluationBytes estimates what a remembered evaluation keeps alive (the
 // memo's budget counts it): its struct, its strings and their pointers'
 // targets.
-func outcomeBytes(out outcome) int64 {
+func evaluationBytes(out evaluation) int64 {
 	d := out.decision
-	n := int64(unsafe.Sizeof(outcome{})) + int64(len(d.DecisionID)+len(d.Decision)+len(d.Source)+len(d.Rule)+len(d.Reason)+len(d.Revision))
+	n := int64(unsafe.Sizeof(evaluation{})) + int64(len(d.DecisionID)+len(d.Decision)+len(d.Source)+len(d.Rule)+len(d.Reason)+len(d.Revision))
 	if d.Capability != nil {
 		n += 16 + int64(len(*d.Capability))
 	}
@@ -43,21 +46,21 @@ func outcomeBytes(out outcome) int64 {
 
 // decodeResult reads the entry point's object. Anything but the expected
 // shape is an error, which the engine turns into a deny.
-func decodeResult(rs rego.ResultSet, name string, explain bool) (outcome, error) {
+func decodeResult(rs rego.ResultSet, name string, explain bool) (evaluation, error) {
 	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
-		return outcome{}, fmt.Errorf("%s is undefined", name)
+		return evaluation{}, fmt.Errorf("%s is undefined", name)
 	}
 	obj, ok := rs[0].Expressions[0].Value.(map[string]any)
 	if !ok {
-		return outcome{}, fmt.Errorf("%s is %T, not an object", name, rs[0].Expressions[0].Value)
+		return evaluation{}, fmt.Errorf("%s is %T, not an object", name, rs[0].Expressions[0].Value)
 	}
 	r := reader{obj: obj, name: name}
 	if e, ok := obj["error"].(map[string]any); ok {
 		code, _ := e["code"].(string)
 		msg, _ := e["message"].(string)
-		return outcome{}, &Error{Code: code, Message: msg}
+		return evaluation{}, &Error{Code: code, Message: msg}
 	}
-	d := Decision{
+	d := api.Decision{
 		Decision:    r.str("decision"),
 		Source:      r.str("source"),
 		Rule:        r.str("rule"),
@@ -66,15 +69,15 @@ func decodeResult(rs rego.ResultSet, name string, explain bool) (outcome, error)
 		Fingerprint: r.optStr("fingerprint"),
 		Grantable:   r.boolean("grantable"),
 	}
-	d.NeedApproval = d.Decision == Ask
+	d.NeedApproval = d.Decision == api.Ask
 	d.Parts = decodeParts(obj["parts"])
 	if dg, ok := obj["danger"].(map[string]any); ok {
 		v, _ := dg["verdict"].(string)
 		by, _ := dg["by"].(string)
-		d.Danger = &Danger{Verdict: v, By: by}
+		d.Danger = &api.Danger{Verdict: v, By: by}
 	}
 	switch d.Decision {
-	case Allow, Ask, Deny:
+	case api.Allow, api.Ask, api.Deny:
 	default:
 		r.fail("decision %q is not allow, ask or deny", d.Decision)
 	}
@@ -90,9 +93,9 @@ func decodeResult(rs rego.ResultSet, name string, explain bool) (outcome, error)
 		d.Matches = decodeMatches(obj["matches"])
 	}
 	if r.err != nil {
-		return outcome{}, r.err
+		return evaluation{}, r.err
 	}
-	return outcome{decision: d, needs: needs}, nil
+	return evaluation{decision: d, needs: needs}, nil
 }
 
 // reader reads typed fields and remembers the first field of the wrong type.
@@ -158,21 +161,21 @@ func optional(v any) *string {
 	return nil
 }
 
-func decodeTrace(v any) []TraceStep {
+func decodeTrace(v any) []api.TraceStep {
 	list, _ := v.([]any)
-	out := make([]TraceStep, 0, len(list))
+	out := make([]api.TraceStep, 0, len(list))
 	for _, item := range list {
 		m, _ := item.(map[string]any)
 		step, _ := m["step"].(string)
 		outcome, _ := m["outcome"].(string)
-		out = append(out, TraceStep{Step: step, Outcome: outcome})
+		out = append(out, api.TraceStep{Step: step, Outcome: outcome})
 	}
 	return out
 }
 
-func decodeMatches(v any) map[string]RuleMatch {
+func decodeMatches(v any) map[string]api.RuleMatch {
 	m, _ := v.(map[string]any)
-	out := make(map[string]RuleMatch, len(m))
+	out := make(map[string]api.RuleMatch, len(m))
 	for layer, raw := range m {
 		rm, _ := raw.(map[string]any)
 		p, _ := rm["pattern"].(string)
@@ -181,7 +184,7 @@ func decodeMatches(v any) map[string]RuleMatch {
 		l, _ := rm["layer"].(string)
 		path, _ := rm["path"].(string)
 		access, _ := rm["access"].(string)
-		out[layer] = RuleMatch{Pattern: p, Action: a, Layer: l, Path: path, Access: access}
+		out[layer] = api.RuleMatch{Pattern: p, Action: a, Layer: l, Path: path, Access: access}
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/shell"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/policytest"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -88,8 +89,8 @@ func sameAsOPAAcrossSessions(t *testing.T, policy string) {
 	}
 	e := pdp.New(p, pdp.Components{Workspace: paths.Resolver{}, Shell: shell.Parser{}})
 	call := func(id, cmd string) pdp.Call {
-		return pdp.Call{Request: pdp.Request{SessionID: id, Tool: "shell", Args: map[string]any{"command": cmd}},
-			Session: &pdp.Session{ID: id, Workspace: "/w", Scope: []string{"fs.read", "shell.exec"}}}
+		return pdp.Call{Request: api.DecideRequest{SessionID: id, Tool: "shell", Args: map[string]any{"command": cmd}},
+			Session: &pdp.SessionTree{ID: id, Workspace: "/w", Scope: []string{"fs.read", "shell.exec"}}}
 	}
 	opa := func(c pdp.Call) string {
 		in, err := e.Input(ctx, c)
@@ -149,7 +150,7 @@ func TestConcurrentSessionsGetTheirOwnAnswers(t *testing.T) {
 	}
 	rules := []map[string]string{nil, {"shell.exec": "allow"}, {"shell.exec": "deny"}, {"fs.*": "ask"}}
 	commandRules := []map[string]string{nil, {"git status": "allow"}, {"rm": "deny"}, {"git": "ask", "rm -rf": "allow"}, {"GIT": "deny"}}
-	levels := []pdp.Level{pdp.ReadOnly, pdp.ReadWrite, pdp.Smart}
+	levels := []api.Level{api.ReadOnly, api.ReadWrite, api.Smart}
 	calls := []struct {
 		tool string
 		args map[string]any
@@ -166,9 +167,9 @@ func TestConcurrentSessionsGetTheirOwnAnswers(t *testing.T) {
 			defer wg.Done()
 			for i := range 24 {
 				c := calls[(g+i)%len(calls)]
-				s := &pdp.Session{ID: fmt.Sprint("s", g), Workspace: "/w", PermissionLevel: levels[(g*7+i)%len(levels)], Rules: rules[(g+i*3)%len(rules)],
+				s := &pdp.SessionTree{ID: fmt.Sprint("s", g), Workspace: "/w", PermissionLevel: levels[(g*7+i)%len(levels)], Rules: rules[(g+i*3)%len(rules)],
 					CommandRules: commandRules[(g*3+i*5)%len(commandRules)]}
-				call := pdp.Call{Request: pdp.Request{SessionID: s.ID, Tool: c.tool, Args: c.args, Cwd: "/w"}, Session: s}
+				call := pdp.Call{Request: api.DecideRequest{SessionID: s.ID, Tool: c.tool, Args: c.args, Cwd: "/w"}, Session: s}
 				d, err := e.Decide(ctx, call)
 				if err != nil {
 					t.Error(err)
@@ -179,7 +180,7 @@ func TestConcurrentSessionsGetTheirOwnAnswers(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if s.PermissionLevel == pdp.Smart && c.tool == "shell" {
+				if s.PermissionLevel == api.Smart && c.tool == "shell" {
 					continue // the engine adds a danger verdict the first input lacks
 				}
 				rs, err := plain.Eval(ctx, rego.EvalInput(in))

@@ -41,7 +41,7 @@ func (c Caller) mayUse(owner string) bool {
 }
 
 // foreignIn is the first session of a tree the caller may not use, or nil.
-func (c Caller) foreignIn(tree *Session) *Session {
+func (c Caller) foreignIn(tree *SessionTree) *SessionTree {
 	for cur := tree; cur != nil; cur = cur.Parent {
 		if !c.mayUse(cur.Owner) {
 			return cur
@@ -81,8 +81,8 @@ func refuse(reason, format string, args ...any) *Refusal {
 type Sessions struct {
 	Store SessionStore
 	// DefaultLevel and DefaultMode apply to sessions created without them.
-	DefaultLevel Level
-	DefaultMode  Mode
+	DefaultLevel api.Level
+	DefaultMode  api.Mode
 }
 
 // Resolve loads the session a decision runs in, with its parents and
@@ -90,12 +90,12 @@ type Sessions struct {
 // caller, the request's absolute cwd as its workspace). A session without
 // a workspace adopts the first absolute cwd it is asked about — after the
 // caller is known to own it: a refused request changes nothing.
-func (s *Sessions) Resolve(ctx context.Context, req Request, who Caller) (*Session, error) {
+func (s *Sessions) Resolve(ctx context.Context, req api.DecideRequest, who Caller) (*SessionTree, error) {
 	tree, err := s.Store.SessionTree(ctx, req.SessionID)
 	if errors.Is(err, ErrNotFound) {
-		_, err = s.Store.EnsureSession(ctx, StoredSession{
+		_, err = s.Store.EnsureSession(ctx, api.Session{
 			Owner: who.owner(), ID: req.SessionID, PermissionLevel: s.level(), Mode: s.mode(),
-			ExecutionMode: Local, Workspace: absCwd(req.Cwd),
+			ExecutionMode: api.Local, Workspace: absCwd(req.Cwd),
 		})
 		if err == nil {
 			// Another request may have created it first: its session is
@@ -125,16 +125,16 @@ func absCwd(cwd string) string {
 	return ""
 }
 
-func (s *Sessions) level() Level {
+func (s *Sessions) level() api.Level {
 	if s.DefaultLevel == "" {
-		return ReadOnly
+		return api.ReadOnly
 	}
 	return s.DefaultLevel
 }
 
-func (s *Sessions) mode() Mode {
+func (s *Sessions) mode() api.Mode {
 	if s.DefaultMode == "" {
-		return OnDemand
+		return api.OnDemand
 	}
 	return s.DefaultMode
 }
@@ -143,16 +143,16 @@ func (s *Sessions) mode() Mode {
 // the defaults for what it leaves out, a sub-agent's workspace and
 // execution mode from its parent. A dispatcher may not create a session
 // looser than the defaults, nor under another dispatcher's tree.
-func (s *Sessions) Create(ctx context.Context, spec api.NewSession, who Caller) (StoredSession, error) {
+func (s *Sessions) Create(ctx context.Context, spec api.NewSession, who Caller) (api.Session, error) {
 	if spec.ID == "" {
 		spec.ID = NewSessionID()
 	}
 	if !ValidSessionID(spec.ID) {
-		return StoredSession{}, invalid("invalid_session_id", "id must be 1-128 characters of [A-Za-z0-9._:-]")
+		return api.Session{}, invalid("invalid_session_id", "id must be 1-128 characters of [A-Za-z0-9._:-]")
 	}
 	if spec.ParentSessionID != "" {
 		if err := s.inherit(ctx, &spec, who); err != nil {
-			return StoredSession{}, err
+			return api.Session{}, err
 		}
 	}
 	if spec.PermissionLevel == "" {
@@ -162,7 +162,7 @@ func (s *Sessions) Create(ctx context.Context, spec api.NewSession, who Caller) 
 		spec.Mode = s.mode()
 	}
 	if spec.ExecutionMode == "" {
-		spec.ExecutionMode = Local
+		spec.ExecutionMode = api.Local
 	}
 	if spec.Rules == nil {
 		spec.Rules = map[string]string{}
@@ -171,14 +171,14 @@ func (s *Sessions) Create(ctx context.Context, spec api.NewSession, who Caller) 
 		spec.CommandRules = map[string]string{}
 	}
 	if err := s.validate(spec); err != nil {
-		return StoredSession{}, err
+		return api.Session{}, err
 	}
 	if !who.Person {
 		if err := s.noLooser(spec); err != nil {
-			return StoredSession{}, err
+			return api.Session{}, err
 		}
 	}
-	return s.Store.CreateSession(ctx, StoredSession{
+	return s.Store.CreateSession(ctx, api.Session{
 		Owner: who.owner(), ID: spec.ID, PermissionLevel: spec.PermissionLevel, Mode: spec.Mode,
 		ExecutionMode: spec.ExecutionMode, Workspace: spec.Workspace, Rules: spec.Rules, CommandRules: spec.CommandRules, PathRules: spec.PathRules,
 		ParentSessionID: spec.ParentSessionID, Scope: spec.Scope, AssessorModel: spec.AssessorModel,
@@ -220,13 +220,13 @@ func (s *Sessions) validate(spec api.NewSession) error {
 	if spec.Workspace != "" && !filepath.IsAbs(spec.Workspace) {
 		return invalid("invalid_workspace", "workspace must be an absolute path, got %q", spec.Workspace)
 	}
-	return ValidateSession(&Session{PermissionLevel: spec.PermissionLevel, Mode: spec.Mode, ExecutionMode: spec.ExecutionMode, Rules: spec.Rules, CommandRules: spec.CommandRules,
+	return ValidateSession(&SessionTree{PermissionLevel: spec.PermissionLevel, Mode: spec.Mode, ExecutionMode: spec.ExecutionMode, Rules: spec.Rules, CommandRules: spec.CommandRules,
 		PathRules: NewPathRules(spec.PathRules), Scope: spec.Scope})
 }
 
 // modeLooseness orders modes by what they let through: on-demand denies
 // what no rule covers, always-ask asks, allow-all allows.
-var modeLooseness = map[Mode]int{OnDemand: 0, AlwaysAsk: 1, AllowAll: 2}
+var modeLooseness = map[api.Mode]int{api.OnDemand: 0, api.AlwaysAsk: 1, api.AllowAll: 2}
 
 // noLooser checks that a session a dispatcher creates is no looser than
 // the defaults: its level and mode at most as permissive, only deny rules
@@ -244,18 +244,18 @@ func (s *Sessions) noLooser(spec api.NewSession) error {
 		return refuse("looser mode", "a dispatcher may not create a session with a mode looser than the default %s", s.mode())
 	}
 	for prefix, action := range spec.CommandRules {
-		if action != Deny {
+		if action != api.Deny {
 			return refuse("non-deny command rule", "a dispatcher may only add deny command rules; %q is %s", prefix, action)
 		}
 	}
 	for pattern, action := range spec.Rules {
-		if action != Deny {
+		if action != api.Deny {
 			return refuse("non-deny rule", "a dispatcher may only add deny rules; %q is %s", pattern, action)
 		}
 	}
 	for pattern, rule := range spec.PathRules {
 		for _, action := range []string{rule.Read, rule.Write} {
-			if action != "" && action != Deny {
+			if action != "" && action != api.Deny {
 				return refuse("non-deny path rule", "a dispatcher may only add deny path rules; %q is %s", pattern, action)
 			}
 		}
@@ -287,9 +287,9 @@ func (s *Sessions) MayRead(ctx context.Context, sessionID string, who Caller, no
 // it, and each of its parents, takes the request's cwd as workspace when
 // it names none, as an auto-created session gets its first cwd. A nil
 // session becomes one with the defaults.
-func InlineSession(s *Session, cwd string) *Session {
+func InlineSession(s *SessionTree, cwd string) *SessionTree {
 	if s == nil {
-		s = &Session{}
+		s = &SessionTree{}
 	}
 	for cur := s; cur != nil; cur = cur.Parent {
 		if cur.Workspace == "" {

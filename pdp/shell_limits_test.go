@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -37,11 +38,11 @@ func TestCommandsOverTheShellLimitsAreNeverAllowed(t *testing.T) {
 	e := newEngine(t, pdp.Components{Assessor: safe})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			session := &pdp.Session{PermissionLevel: pdp.Smart, Workspace: "/w",
+			session := &pdp.SessionTree{PermissionLevel: api.Smart, Workspace: "/w",
 				Grants: []pdp.Grant{{Capability: "shell.exec", Fingerprint: "npm install"}}}
 			call := shellCall(tc.cmd, session)
 			d := decide(t, e, call)
-			if d.Decision == pdp.Allow || d.Grantable || d.Fingerprint != nil {
+			if d.Decision == api.Allow || d.Grantable || d.Fingerprint != nil {
 				t.Fatalf("got %s (grantable %v, fingerprint %v)", d.Decision, d.Grantable, d.Fingerprint)
 			}
 			if d.Danger == nil || d.Danger.By != "screen" {

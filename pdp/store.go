@@ -9,35 +9,10 @@ import (
 	"github.com/toolperm/pdp/api"
 )
 
-// The records the store keeps. Their JSON form is the API's (package api),
-// so each shape is written once; a storage backend maps its columns to
-// them and a column rename changes nothing a client sees.
-type (
-	// StoredSession is a session as stored: its settings and owner.
-	StoredSession = api.Session
-	// DecisionEvent is one audit event with the person's answer and the
-	// runtime's outcome, if any.
-	DecisionEvent = api.Event
-	// Answer is a person's answer to an ask.
-	Answer = api.Answer
-	// Outcome is what a runtime reported became of an ask: a record, kept
-	// apart from the person's answer, never a permission.
-	Outcome = api.Outcome
-	// StoredGrant is a grant as stored on the root of a session tree.
-	StoredGrant = api.Grant
-	// AccessEvent is a request refused by access control.
-	AccessEvent = api.AccessEvent
-)
-
-// The answers a person can give to an ask.
-const (
-	AllowOnce    = api.AllowOnce
-	AllowSession = api.AllowSession
-	// AllowProject grants every part for the workspace of the session's
-	// root, to every session of its owner there.
-	AllowProject = api.AllowProject
-	DenyAnswer   = api.DenyAnswer
-)
+// The records the store keeps are the API's shapes (package api:
+// api.Session, api.Event, api.Answer, api.Outcome, api.Grant,
+// api.AccessEvent), so each shape is written once; a storage backend maps
+// its columns to them and a column rename changes nothing a client sees.
 
 // Errors the stores return and callers branch on.
 var (
@@ -51,14 +26,14 @@ var (
 
 // SessionPatch changes what may change after creation; nil fields stay.
 type SessionPatch struct {
-	PermissionLevel *Level
-	Mode            *Mode
+	PermissionLevel *api.Level
+	Mode            *api.Mode
 	Rules           map[string]string // with RulesSet: the new rules (empty: none)
 	RulesSet        bool
 	// CommandRules, with CommandRulesSet, replace the command rules.
 	CommandRules    map[string]string
 	CommandRulesSet bool
-	PathRules       map[string]PathRule // with PathRulesSet: the new path rules (empty: none)
+	PathRules       map[string]api.PathRule // with PathRulesSet: the new path rules (empty: none)
 	PathRulesSet    bool
 }
 
@@ -66,7 +41,7 @@ type SessionPatch struct {
 // patch says and reports whether the level changed (which the change
 // log records). Command rules are left to the store: each keeps them
 // its own way.
-func (p SessionPatch) ApplySettings(rec *StoredSession) (levelChanged bool) {
+func (p SessionPatch) ApplySettings(rec *api.Session) (levelChanged bool) {
 	levelChanged = p.PermissionLevel != nil && *p.PermissionLevel != rec.PermissionLevel
 	if p.PermissionLevel != nil {
 		rec.PermissionLevel = *p.PermissionLevel
@@ -96,8 +71,8 @@ type DecisionFilter struct {
 
 // SessionOf is a stored session as the engine sees it, without its
 // parent or grants.
-func SessionOf(r StoredSession) *Session {
-	return &Session{
+func SessionOf(r api.Session) *SessionTree {
+	return &SessionTree{
 		ID:              r.ID,
 		PermissionLevel: r.PermissionLevel,
 		Mode:            r.Mode,
@@ -115,8 +90,8 @@ func SessionOf(r StoredSession) *Session {
 // AssembleTree is the session tree of chain — a session followed by its
 // parents, nearest first, ending at the root — with grants on its root,
 // as SessionTree returns it.
-func AssembleTree(chain []StoredSession, grants []Grant) *Session {
-	var parent *Session
+func AssembleTree(chain []api.Session, grants []Grant) *SessionTree {
+	var parent *SessionTree
 	for i := len(chain) - 1; i >= 0; i-- {
 		sess := SessionOf(chain[i])
 		sess.Parent = parent
@@ -133,7 +108,7 @@ func AssembleTree(chain []StoredSession, grants []Grant) *Session {
 // GrantFingerprints are what an answer grants: the call's fingerprint,
 // or each part's that no rule or grant allows yet. A call of which any
 // such part has none is not grantable.
-func GrantFingerprints(rec DecisionEvent) ([]string, error) {
+func GrantFingerprints(rec api.Event) ([]string, error) {
 	if !rec.Grantable || rec.Capability == nil {
 		return nil, fmt.Errorf("%w: %s", ErrNotGrantable, notGrantableReason(rec))
 	}
@@ -142,7 +117,7 @@ func GrantFingerprints(rec DecisionEvent) ([]string, error) {
 	}
 	var out []string
 	for _, p := range rec.Parts {
-		if p.Decision != nil && *p.Decision == Allow {
+		if p.Decision != nil && *p.Decision == api.Allow {
 			continue
 		}
 		if p.Fingerprint == nil {
@@ -156,7 +131,7 @@ func GrantFingerprints(rec DecisionEvent) ([]string, error) {
 	return out, nil
 }
 
-func notGrantableReason(rec DecisionEvent) string {
+func notGrantableReason(rec api.Event) string {
 	if rec.Capability == nil || *rec.Capability != "shell.exec" {
 		return "only shell commands can be allowed for the session; path capabilities never can"
 	}
@@ -166,40 +141,40 @@ func notGrantableReason(rec DecisionEvent) string {
 // SessionStore keeps sessions and their trees.
 type SessionStore interface {
 	// CreateSession stores a new session; ErrExists when the id is taken.
-	CreateSession(ctx context.Context, s StoredSession) (StoredSession, error)
+	CreateSession(ctx context.Context, s api.Session) (api.Session, error)
 	// EnsureSession creates the session unless one with its id exists,
 	// and returns the stored one either way.
-	EnsureSession(ctx context.Context, s StoredSession) (StoredSession, error)
+	EnsureSession(ctx context.Context, s api.Session) (api.Session, error)
 	// ClaimWorkspace sets the workspace of a session that has none.
 	ClaimWorkspace(ctx context.Context, id, workspace string) error
-	GetSession(ctx context.Context, id string) (StoredSession, error)
-	UpdateSession(ctx context.Context, id string, p SessionPatch) (StoredSession, error)
+	GetSession(ctx context.Context, id string) (api.Session, error)
+	UpdateSession(ctx context.Context, id string, p SessionPatch) (api.Session, error)
 	// SessionTree loads a session with its parents and the grants of its
 	// tree, ready to decide in; ErrNotFound for an unknown id.
-	SessionTree(ctx context.Context, id string) (*Session, error)
+	SessionTree(ctx context.Context, id string) (*SessionTree, error)
 	// RootID is the id of the root of the session's tree.
 	RootID(ctx context.Context, id string) (string, error)
-	ListSessions(ctx context.Context, limit int) ([]StoredSession, error)
+	ListSessions(ctx context.Context, limit int) ([]api.Session, error)
 }
 
 // DecisionStore reads the audit trail and records answers.
 type DecisionStore interface {
-	Decision(ctx context.Context, id string) (DecisionEvent, error)
-	Decisions(ctx context.Context, f DecisionFilter) ([]DecisionEvent, error)
+	Decision(ctx context.Context, id string) (api.Event, error)
+	Decisions(ctx context.Context, f DecisionFilter) ([]api.Event, error)
 	// AnswerDecision records a person's answer to an ask, exactly once
 	// (ErrConflict for a second answer); allow_session also stores a
 	// grant on the root session (ErrNotGrantable without a fingerprint).
-	AnswerDecision(ctx context.Context, id, answer, channel string) (DecisionEvent, error)
+	AnswerDecision(ctx context.Context, id, answer, channel string) (api.Event, error)
 }
 
 // GrantStore lists and revokes grants.
 type GrantStore interface {
-	Grants(ctx context.Context, sessionID string) ([]StoredGrant, error)
+	Grants(ctx context.Context, sessionID string) ([]api.Grant, error)
 	DeleteGrant(ctx context.Context, sessionID string, id int64) error
 }
 
 // AccessLog records refused requests.
 type AccessLog interface {
-	RecordAccessDenied(ctx context.Context, ev AccessEvent) error
-	AccessEvents(ctx context.Context, limit int) ([]AccessEvent, error)
+	RecordAccessDenied(ctx context.Context, ev api.AccessEvent) error
+	AccessEvents(ctx context.Context, limit int) ([]api.AccessEvent, error)
 }

@@ -6,51 +6,17 @@ import (
 	"github.com/toolperm/pdp/api"
 )
 
-// Level is a session's permission level for LOCAL tools.
-type Level = api.Level
-
-// The four permission levels; READ_ONLY is the default.
-const (
-	ReadOnly  = api.ReadOnly
-	ReadWrite = api.ReadWrite
-	Smart     = api.Smart
-	Full      = api.Full
-)
+// The domain's words that travel on the wire (levels, modes, answers,
+// the decision and the call) are package api's, used as api.* here too,
+// so each is written once.
 
 // Levels lists the permission levels from strictest to loosest.
-var Levels = []Level{ReadOnly, ReadWrite, Smart, Full}
-
-// Mode is a session's confirmation mode.
-type Mode = api.Mode
-
-// The three modes; on-demand is the default.
-const (
-	AlwaysAsk = api.AlwaysAsk
-	OnDemand  = api.OnDemand
-	AllowAll  = api.AllowAll
-)
+var Levels = []api.Level{api.ReadOnly, api.ReadWrite, api.Smart, api.Full}
 
 // Modes lists the confirmation modes. They differ only where no rule
 // applies: on-demand denies, always-ask asks, allow-all allows everything
 // not explicitly denied.
-var Modes = []Mode{AlwaysAsk, OnDemand, AllowAll}
-
-// ExecutionMode says where a session's tools run; fixed at creation.
-type ExecutionMode = api.ExecutionMode
-
-// LOCAL tools run on the user's machine under the level; CLOUD tools run
-// in the server's sandbox.
-const (
-	Local = api.Local
-	Cloud = api.Cloud
-)
-
-// The answers a decision can carry.
-const (
-	Allow = api.Allow
-	Ask   = api.Ask
-	Deny  = api.Deny
-)
+var Modes = []api.Mode{api.AlwaysAsk, api.OnDemand, api.AllowAll}
 
 // Rule actions beyond the three answers: assess asks the danger assessor.
 const Assess = "assess"
@@ -65,13 +31,15 @@ type Grant struct {
 	Scope string `json:"scope,omitempty"`
 }
 
-// Session is the state a decision depends on. The service stores it; the
-// CLI takes it inline in the shape docs/design.md §8 gives.
-type Session struct {
+// SessionTree is a session as a decision judges it: its settings, the
+// grants of its tree and, through Parent, the sessions it was spawned
+// from. The stores build it from their records (api.Session, one per
+// session); the CLI takes it inline in the shape docs/design.md §8 gives.
+type SessionTree struct {
 	ID              string            `json:"id,omitempty"`
-	PermissionLevel Level             `json:"permission_level,omitempty"`
-	Mode            Mode              `json:"mode,omitempty"`
-	ExecutionMode   ExecutionMode     `json:"execution_mode,omitempty"`
+	PermissionLevel api.Level         `json:"permission_level,omitempty"`
+	Mode            api.Mode          `json:"mode,omitempty"`
+	ExecutionMode   api.ExecutionMode `json:"execution_mode,omitempty"`
 	Workspace       string            `json:"workspace,omitempty"`
 	Rules           map[string]string `json:"rules,omitempty"`
 	// CommandRules are the session's layer of command rules.
@@ -83,7 +51,7 @@ type Session struct {
 	Scope  []string `json:"scope,omitempty"`
 	Grants []Grant  `json:"grants,omitempty"`
 	// Parent is the session a sub-agent was spawned from.
-	Parent *Session `json:"parent,omitempty"`
+	Parent *SessionTree `json:"parent,omitempty"`
 	// AssessorModel is the model of the agent the session belongs to,
 	// used by the danger assessor when set.
 	AssessorModel string `json:"assessor_model,omitempty"`
@@ -92,32 +60,18 @@ type Session struct {
 	Owner string `json:"-"`
 }
 
-// Request is one tool call a dispatcher asks about.
-type Request = api.DecideRequest
-
-// Danger is the danger verdict of a shell command and who gave it.
-type Danger = api.Danger
-
 // The danger verdicts.
 const (
 	Safe      = "SAFE"
 	Dangerous = "DANGEROUS"
 )
 
-// TraceStep is one step of the chain and what happened there.
-type TraceStep = api.TraceStep
-
-// RuleMatch is the rule one layer resolved to.
-type RuleMatch = api.RuleMatch
-
-// Decision is the answer to a Request; its JSON form is the contract of
-// docs/design.md §4.
-type Decision = api.Decision
-
-// Event is the audit record of one decision.
-type Event struct {
-	Decision  Decision
-	Request   Request
+// AuditRecord is what the engine hands the audit log for one decision:
+// the decision, the call, when and how long; the store keeps it and
+// answers with api.Event (the decision as recorded, with its answer).
+type AuditRecord struct {
+	Decision  api.Decision
+	Request   api.DecideRequest
 	SessionID string
 	Time      time.Time
 	Latency   time.Duration

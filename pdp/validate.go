@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/toolperm/pdp/api"
 )
 
 // Error is bad input, with a stable code a client can branch on and a
@@ -37,7 +39,7 @@ func ValidCapability(c string) bool { return capabilityPattern.MatchString(c) }
 func ValidPattern(p string) bool { return rulePattern.MatchString(p) }
 
 // ValidateRequest checks the parts of a request the engine relies on.
-func ValidateRequest(r Request) error {
+func ValidateRequest(r api.DecideRequest) error {
 	if !ValidSessionID(r.SessionID) {
 		return invalid("invalid_session_id", "session_id must be 1-128 characters of [A-Za-z0-9._:-], got %q", truncate(r.SessionID))
 	}
@@ -68,7 +70,7 @@ func ValidateRequest(r Request) error {
 
 // ValidateSession checks a session and its parents; empty fields are
 // fine (they take the defaults), wrong values are not.
-func ValidateSession(s *Session) error {
+func ValidateSession(s *SessionTree) error {
 	for depth := 0; s != nil; depth, s = depth+1, s.Parent {
 		if depth >= 32 {
 			return invalid("invalid_session", "sessions nest deeper than 32 parents")
@@ -79,7 +81,7 @@ func ValidateSession(s *Session) error {
 		if s.Mode != "" && !slices.Contains(Modes, s.Mode) {
 			return invalid("invalid_mode", "mode %q is not one of always-ask, on-demand, allow-all", truncate(string(s.Mode)))
 		}
-		if s.ExecutionMode != "" && s.ExecutionMode != Local && s.ExecutionMode != Cloud {
+		if s.ExecutionMode != "" && s.ExecutionMode != api.Local && s.ExecutionMode != api.Cloud {
 			return invalid("invalid_execution_mode", "execution_mode %q is not LOCAL or CLOUD", truncate(string(s.ExecutionMode)))
 		}
 		if err := ValidateRules(s.Rules); err != nil {
@@ -117,7 +119,7 @@ func ValidateCommandRules(rules map[string]string) error {
 			return invalid("invalid_command_rule", "command rule %q must be words separated by single spaces", truncate(prefix))
 		}
 		switch action {
-		case Allow, Ask, Deny:
+		case api.Allow, api.Ask, api.Deny:
 		default:
 			return invalid("invalid_command_rule", "command rule %q has action %q; want allow, ask or deny", truncate(prefix), truncate(action))
 		}
@@ -137,7 +139,7 @@ func ValidateRules(rules map[string]string) error {
 			return invalid("invalid_rule", "rule pattern %q is not a capability or a.b.* prefix", truncate(p))
 		}
 		switch a {
-		case Allow, Ask, Deny, Assess:
+		case api.Allow, api.Ask, api.Deny, Assess:
 		default:
 			return invalid("invalid_rule", "rule %q has action %q; want allow, ask, deny or assess", truncate(p), truncate(a))
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/adapters/shell"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -66,7 +67,7 @@ type Assessor struct {
 
 type flight struct {
 	done   chan struct{}
-	danger pdp.Danger
+	danger api.Danger
 }
 
 // New returns an assessor; a Config without a URL is an error (the
@@ -103,7 +104,7 @@ func New(cfg Config) (*Assessor, error) {
 
 // Assess judges one command for a session. It never fails: problems are
 // DANGEROUS verdicts, with By saying why.
-func (a *Assessor) Assess(ctx context.Context, command string, s *pdp.Session) pdp.Danger {
+func (a *Assessor) Assess(ctx context.Context, command string, s *pdp.SessionTree) api.Danger {
 	d := a.assess(ctx, command, s)
 	if a.cfg.Observer != nil {
 		a.cfg.Observer.Assessed(d.By, d.Verdict)
@@ -111,13 +112,13 @@ func (a *Assessor) Assess(ctx context.Context, command string, s *pdp.Session) p
 	return d
 }
 
-func (a *Assessor) assess(ctx context.Context, command string, s *pdp.Session) pdp.Danger {
+func (a *Assessor) assess(ctx context.Context, command string, s *pdp.SessionTree) api.Danger {
 	if len(command) > a.cfg.MaxCommandBytes {
-		return pdp.Danger{Verdict: pdp.Dangerous, By: "screen"}
+		return api.Danger{Verdict: pdp.Dangerous, By: "screen"}
 	}
 	canonical, err := shell.Canonical(command)
 	if err != nil || canonical == "" {
-		return pdp.Danger{Verdict: pdp.Dangerous, By: "screen"}
+		return api.Danger{Verdict: pdp.Dangerous, By: "screen"}
 	}
 	model := a.cfg.Model
 	if s != nil && s.AssessorModel != "" {
@@ -127,7 +128,7 @@ func (a *Assessor) assess(ctx context.Context, command string, s *pdp.Session) p
 	// says nothing of "git log; curl …".
 	key := model + "\x00" + command
 	if safe, ok := a.cache.get(key, a.now()); ok {
-		return pdp.Danger{Verdict: verdictOf(safe), By: "cache"}
+		return api.Danger{Verdict: verdictOf(safe), By: "cache"}
 	}
 
 	a.mu.Lock()
@@ -137,7 +138,7 @@ func (a *Assessor) assess(ctx context.Context, command string, s *pdp.Session) p
 		case <-f.done:
 			return f.danger
 		case <-ctx.Done():
-			return pdp.Danger{Verdict: pdp.Dangerous, By: "error"}
+			return api.Danger{Verdict: pdp.Dangerous, By: "error"}
 		}
 	}
 	f := &flight{done: make(chan struct{})}
@@ -154,9 +155,9 @@ func (a *Assessor) assess(ctx context.Context, command string, s *pdp.Session) p
 	return f.danger
 }
 
-func (a *Assessor) call(ctx context.Context, model, canonical, key string) pdp.Danger {
+func (a *Assessor) call(ctx context.Context, model, canonical, key string) api.Danger {
 	if !a.breaker.allow(a.now()) {
-		return pdp.Danger{Verdict: pdp.Dangerous, By: "unavailable"}
+		return api.Danger{Verdict: pdp.Dangerous, By: "unavailable"}
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 	defer cancel()
@@ -170,13 +171,13 @@ func (a *Assessor) call(ctx context.Context, model, canonical, key string) pdp.D
 		}
 		a.observeCall(outcome, took)
 		a.breaker.record(false, a.now())
-		return pdp.Danger{Verdict: pdp.Dangerous, By: "error"}
+		return api.Danger{Verdict: pdp.Dangerous, By: "error"}
 	}
 	a.breaker.record(true, a.now())
 	safe := strings.EqualFold(strings.TrimSpace(reply), pdp.Safe)
 	a.observeCall(strings.ToLower(verdictOf(safe)), took)
 	a.cache.put(key, safe, a.now())
-	return pdp.Danger{Verdict: verdictOf(safe), By: "llm"}
+	return api.Danger{Verdict: verdictOf(safe), By: "llm"}
 }
 
 func (a *Assessor) observeCall(outcome string, took time.Duration) {

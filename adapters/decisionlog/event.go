@@ -72,7 +72,7 @@ func (m mask) has(key string) bool {
 }
 
 // newEvent builds the event of ev; labels are shared, never modified.
-func newEvent(ev pdp.Event, labels map[string]string, m mask) (Event, error) {
+func newEvent(ev pdp.AuditRecord, labels map[string]string, m mask) (Event, error) {
 	result, err := json.Marshal(ev.Decision)
 	if err != nil {
 		return Event{}, fmt.Errorf("encoding decision %s: %w", ev.Decision.DecisionID, err)

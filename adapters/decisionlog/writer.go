@@ -138,7 +138,7 @@ func moduleVersion() string {
 
 // Record appends the line of ev to the buffer. A failure is reported on
 // the Writer's logger and counted as dropped, as well as returned.
-func (w *Writer) Record(_ context.Context, ev pdp.Event) error {
+func (w *Writer) Record(_ context.Context, ev pdp.AuditRecord) error {
 	line, err := w.line(ev)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -168,7 +168,7 @@ func (w *Writer) Record(_ context.Context, ev pdp.Event) error {
 }
 
 // line is the JSON line of ev, newline included.
-func (w *Writer) line(ev pdp.Event) ([]byte, error) {
+func (w *Writer) line(ev pdp.AuditRecord) ([]byte, error) {
 	e, err := newEvent(ev, w.labels, w.mask)
 	if err != nil {
 		return nil, err
@@ -276,7 +276,7 @@ type tee struct {
 	log     *Writer
 }
 
-func (t tee) Record(ctx context.Context, ev pdp.Event) error {
+func (t tee) Record(ctx context.Context, ev pdp.AuditRecord) error {
 	if err := t.primary.Record(ctx, ev); err != nil {
 		return err
 	}
@@ -289,7 +289,7 @@ func (t tee) Record(ctx context.Context, ev pdp.Event) error {
 // decision's.
 type logOnly struct{ log *Writer }
 
-func (l logOnly) Record(ctx context.Context, ev pdp.Event) error {
+func (l logOnly) Record(ctx context.Context, ev pdp.AuditRecord) error {
 	_ = l.log.Record(ctx, ev) // the Writer reports its own failures
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/adapters/decisionlog"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/buildinfo"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -23,14 +24,14 @@ import (
 func strPtr(s string) *string { return &s }
 
 // event is a decision as the engine records it.
-func event(id string, args map[string]any) pdp.Event {
-	return pdp.Event{
-		Decision: pdp.Decision{
-			DecisionID: id, Decision: pdp.Ask, NeedApproval: true, Source: "level", Rule: "shell.exec",
+func event(id string, args map[string]any) pdp.AuditRecord {
+	return pdp.AuditRecord{
+		Decision: api.Decision{
+			DecisionID: id, Decision: api.Ask, NeedApproval: true, Source: "level", Rule: "shell.exec",
 			Reason: "Shell commands need approval at READ_ONLY.", Capability: strPtr("shell.exec"),
 			Fingerprint: strPtr("git push"), Grantable: true, Revision: "rev-42",
 		},
-		Request:   pdp.Request{SessionID: "s1", Tool: "shell", Args: args, Cwd: "/w"},
+		Request:   api.DecideRequest{SessionID: "s1", Tool: "shell", Args: args, Cwd: "/w"},
 		SessionID: "s1",
 		Time:      time.Date(2026, 3, 1, 12, 30, 45, 123456789, time.FixedZone("CET", 3600)),
 		Latency:   1500 * time.Microsecond,
@@ -291,7 +292,7 @@ type trail struct {
 	seen []string
 }
 
-func (a *trail) Record(_ context.Context, ev pdp.Event) error {
+func (a *trail) Record(_ context.Context, ev pdp.AuditRecord) error {
 	if a.err != nil {
 		return a.err
 	}

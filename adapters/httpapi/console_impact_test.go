@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/policysource"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/policytest"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -19,10 +20,10 @@ func TestConsolePolicyImpact(t *testing.T) {
 	var s *service
 	s = startServiceWith(t, func(cfg *httpapi.Config, _ *pdp.Components) {
 		cfg.MaxBodyBytes = 1 << 20
-		cfg.Impact = func(ctx context.Context, bundle []byte, f pdp.ReplayFilter) (pdp.ImpactReport, error) {
+		cfg.Impact = func(ctx context.Context, bundle []byte, f pdp.ReplayFilter) (api.ImpactReport, error) {
 			candidate, err := policysource.Config{}.LoadBundle(ctx, bundle, "upload")
 			if err != nil {
-				return pdp.ImpactReport{}, pdp.Invalid("invalid_bundle", "%v", err)
+				return api.ImpactReport{}, pdp.Invalid("invalid_bundle", "%v", err)
 			}
 			return pdp.Impact(ctx, candidate, s.store, f, nil)
 		}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -12,7 +13,7 @@ import (
 // resolve (an unknown id is created with the defaults). The answer is sent
 // only after its audit event is committed.
 func (s *Server) decide(c echo.Context) error {
-	var req pdp.Request
+	var req api.DecideRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}

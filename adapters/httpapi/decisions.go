@@ -42,7 +42,7 @@ func (s *Server) getDecision(c echo.Context) error {
 	if err := s.mayRead(c, rec.SessionID, fmt.Errorf("decision %q: %w", id, pdp.ErrNotFound)); err != nil {
 		return err
 	}
-	if wait > 0 && rec.Decision.Decision == pdp.Ask && rec.Answer == nil {
+	if wait > 0 && rec.Decision.Decision == api.Ask && rec.Answer == nil {
 		s.cfg.Logger.Debug("waiting for an answer", "decision_id", id, "wait", wait)
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
@@ -95,7 +95,7 @@ func (s *Server) answer(c echo.Context) error {
 		return err
 	}
 	switch b.Answer {
-	case pdp.AllowOnce, pdp.AllowSession, pdp.AllowProject, pdp.DenyAnswer:
+	case api.AllowOnce, api.AllowSession, api.AllowProject, api.DenyAnswer:
 	default:
 		return fail(http.StatusBadRequest, "invalid_answer", "answer must be allow_once, allow_session, allow_project or deny, got %q", b.Answer)
 	}
@@ -135,7 +135,7 @@ func (s *Server) listDecisions(c echo.Context) error {
 	}
 	f.Limit = limit
 	switch f.Decision {
-	case "", pdp.Allow, pdp.Ask, pdp.Deny:
+	case "", api.Allow, api.Ask, api.Deny:
 	default:
 		return fail(http.StatusBadRequest, "invalid_decision", "decision must be allow, ask or deny")
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -176,8 +177,8 @@ type eventFrames struct {
 
 type frameKey struct {
 	seq      int64
-	decision *pdp.DecisionEvent
-	session  *pdp.StoredSession
+	decision *api.Event
+	session  *api.Session
 }
 
 // eventFrame is one change's frame, encoded by the first stream that

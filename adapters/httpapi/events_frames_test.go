@@ -4,6 +4,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -12,7 +13,7 @@ import (
 // pointers) is encoded apart, and so is a change older than the cache.
 func TestEventFramesEncodeAChangeOnce(t *testing.T) {
 	f := newEventFrames()
-	encodes := map[*pdp.DecisionEvent]int{}
+	encodes := map[*api.Event]int{}
 	var mu sync.Mutex
 	frame := func(c pdp.Change) []byte {
 		raw, err := f.encoded(c, func() ([]byte, error) {
@@ -26,7 +27,7 @@ func TestEventFramesEncodeAChangeOnce(t *testing.T) {
 		}
 		return raw
 	}
-	ask := pdp.Change{Seq: 7, Kind: pdp.ChangeAsk, Decision: &pdp.DecisionEvent{}}
+	ask := pdp.Change{Seq: 7, Kind: pdp.ChangeAsk, Decision: &api.Event{}}
 	ask.Decision.DecisionID = "d-7"
 	var streams sync.WaitGroup
 	for range 100 {
@@ -42,14 +43,14 @@ func TestEventFramesEncodeAChangeOnce(t *testing.T) {
 	}
 
 	fromLog := ask
-	fromLog.Decision = &pdp.DecisionEvent{}
+	fromLog.Decision = &api.Event{}
 	fromLog.Decision.DecisionID = "d-7, answered since"
 	if got := string(frame(fromLog)); got != "d-7, answered since" || encodes[fromLog.Decision] != 1 {
 		t.Fatalf("the change read again from the log: %q, encoded %d times", got, encodes[fromLog.Decision])
 	}
 
 	for i := range frameCache {
-		newer := pdp.Change{Seq: int64(100 + i), Kind: pdp.ChangeAsk, Decision: &pdp.DecisionEvent{}}
+		newer := pdp.Change{Seq: int64(100 + i), Kind: pdp.ChangeAsk, Decision: &api.Event{}}
 		frame(newer)
 	}
 	frame(ask)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -15,7 +16,7 @@ import (
 // or what X-Forwarded-For says only when the peer is a trusted proxy
 // (Config.TrustedProxies).
 func (s *Server) refuse(c echo.Context, code int, token, reason string) {
-	ev := pdp.AccessEvent{Time: time.Now(), Method: c.Request().Method, Route: c.Path(), Code: code, Token: token, Reason: reason, Remote: c.RealIP()}
+	ev := api.AccessEvent{Time: time.Now(), Method: c.Request().Method, Route: c.Path(), Code: code, Token: token, Reason: reason, Remote: c.RealIP()}
 	if s.refusals.allow(ev.Time) {
 		if err := s.cfg.Store.RecordAccessDenied(c.Request().Context(), ev); err != nil {
 			s.cfg.Logger.Error("recording a refused request", "err", err)

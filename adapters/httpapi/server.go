@@ -15,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/buildinfo"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -35,8 +36,8 @@ type Config struct {
 	Engine *pdp.Engine
 	Store  Store
 	// DefaultLevel and DefaultMode apply to sessions created without them.
-	DefaultLevel pdp.Level
-	DefaultMode  pdp.Mode
+	DefaultLevel api.Level
+	DefaultMode  api.Mode
 	// MaxBodyBytes bounds request bodies (413 beyond it).
 	MaxBodyBytes int64
 	// MaxWait bounds GET /v1/decisions/{id}?wait=….
@@ -57,7 +58,7 @@ type Config struct {
 	// Impact serves POST /v1/policy/impact (admin): it replays the
 	// recorded decisions in range against the bundle (a tar.gz); without
 	// one the route answers 503.
-	Impact func(ctx context.Context, bundle []byte, f pdp.ReplayFilter) (pdp.ImpactReport, error)
+	Impact func(ctx context.Context, bundle []byte, f pdp.ReplayFilter) (api.ImpactReport, error)
 	// RefusalsPerSecond bounds how many refused requests (401/403) a
 	// second are written to the database (default 20); the rest are only
 	// counted and logged, so a flood cannot crowd out decisions.
@@ -99,10 +100,10 @@ type Server struct {
 // New returns the API as an http.Handler-compatible Echo instance.
 func New(cfg Config) *echo.Echo {
 	if cfg.DefaultLevel == "" {
-		cfg.DefaultLevel = pdp.ReadOnly
+		cfg.DefaultLevel = api.ReadOnly
 	}
 	if cfg.DefaultMode == "" {
-		cfg.DefaultMode = pdp.OnDemand
+		cfg.DefaultMode = api.OnDemand
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20

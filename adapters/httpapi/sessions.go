@@ -61,10 +61,10 @@ func (s *Server) patchSession(c echo.Context) error {
 		var err error
 		switch key {
 		case "permission_level":
-			patch.PermissionLevel = new(pdp.Level)
+			patch.PermissionLevel = new(api.Level)
 			err = json.Unmarshal(value, patch.PermissionLevel)
 		case "mode":
-			patch.Mode = new(pdp.Mode)
+			patch.Mode = new(api.Mode)
 			err = json.Unmarshal(value, patch.Mode)
 		case "rules":
 			patch.RulesSet = true
@@ -80,7 +80,7 @@ func (s *Server) patchSession(c echo.Context) error {
 			return fail(http.StatusBadRequest, "invalid_json", "%s: %v", key, err)
 		}
 	}
-	check := &pdp.Session{Rules: patch.Rules, PathRules: pdp.NewPathRules(patch.PathRules)}
+	check := &pdp.SessionTree{Rules: patch.Rules, PathRules: pdp.NewPathRules(patch.PathRules)}
 	if patch.PermissionLevel != nil {
 		if *patch.PermissionLevel == "" {
 			return fail(http.StatusBadRequest, "invalid_level", "permission_level must be one of READ_ONLY, READ_WRITE, SMART, FULL")
@@ -120,7 +120,7 @@ func (s *Server) listGrants(c echo.Context) error {
 		return storeUnavailable(err)
 	}
 	if grants == nil {
-		grants = []pdp.StoredGrant{}
+		grants = []api.Grant{}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"grants": grants})
 }

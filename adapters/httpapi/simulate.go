@@ -4,15 +4,16 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
 // simulateBody is a decide body with an inline session, and whether the
 // LLM may be asked.
 type simulateBody struct {
-	pdp.Request
-	Session *pdp.Session `json:"session,omitempty"`
-	Assess  bool         `json:"assess,omitempty"`
+	api.DecideRequest
+	Session *pdp.SessionTree `json:"session,omitempty"`
+	Assess  bool             `json:"assess,omitempty"`
 }
 
 // simulate answers like /v1/decide?explain=1 but writes nothing: no
@@ -28,7 +29,7 @@ func (s *Server) simulate(c echo.Context) error {
 	if b.SessionID == "" {
 		b.SessionID = "simulation"
 	}
-	call := pdp.Call{Request: b.Request, Session: pdp.InlineSession(b.Session, b.Cwd)}
+	call := pdp.Call{Request: b.DecideRequest, Session: pdp.InlineSession(b.Session, b.Cwd)}
 	d, err := s.cfg.Engine.Simulate(c.Request().Context(), call, b.Assess)
 	if err != nil {
 		return err

@@ -4,13 +4,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolperm/pdp/api"
-	"github.com/toolperm/pdp/pdp"
 )
 
 // listDecision is rec as a list shows it: every argument string, and the
 // fingerprint, cwd and reason (which repeat parts of the call), cut to
 // limit bytes.
-func listDecision(rec pdp.DecisionEvent, limit int) api.ListedEvent {
+func listDecision(rec api.Event, limit int) api.ListedEvent {
 	item := api.ListedEvent{Event: rec}
 	var cut [4]bool
 	item.Args, cut[0] = truncateArgs(rec.Args, limit)

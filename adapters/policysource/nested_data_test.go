@@ -9,6 +9,7 @@ import (
 	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
@@ -34,7 +35,7 @@ func TestNestedDataFileIsItsDirectorysDocument(t *testing.T) {
 	}
 	e := pdp.New(p, pdp.Components{Shell: shell.Parser{}, Workspace: paths.Resolver{}})
 	d := decision(t, e)
-	if d.Decision != pdp.Deny || d.Rule != "fs.read" {
+	if d.Decision != api.Deny || d.Rule != "fs.read" {
 		t.Fatalf("a read with rules/data.json {\"fs.read\": \"deny\"}: %s by %q, want deny by fs.read", d.Decision, d.Rule)
 	}
 }

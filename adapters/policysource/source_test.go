@@ -31,6 +31,7 @@ import (
 	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/policytest"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
@@ -92,7 +93,7 @@ func replace(t *testing.T, path string, data []byte) {
 }
 
 func readCall() pdp.Call {
-	return pdp.Call{Request: pdp.Request{SessionID: "s", Tool: "read_file", Args: map[string]any{"path": "/w/a"}}, Session: &pdp.Session{Workspace: "/w"}}
+	return pdp.Call{Request: api.DecideRequest{SessionID: "s", Tool: "read_file", Args: map[string]any{"path": "/w/a"}}, Session: &pdp.SessionTree{Workspace: "/w"}}
 }
 
 // recorder counts activation attempts.
@@ -117,7 +118,7 @@ func watch(t *testing.T, cfg policysource.Config) (*policysource.Watcher, *pdp.E
 	return w, e, rec
 }
 
-func decision(t *testing.T, e *pdp.Engine) pdp.Decision {
+func decision(t *testing.T, e *pdp.Engine) api.Decision {
 	t.Helper()
 	d, err := e.Decide(context.Background(), readCall())
 	if err != nil {
@@ -141,7 +142,7 @@ func TestTarballHotReload(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "policy.tar.gz")
 	replace(t, path, tarball(t, makeBundle(t, "v1", nil, nil)))
 	w, e, rec := watch(t, policysource.Config{Path: path})
-	if d := decision(t, e); d.Revision != "v1" || d.Decision != pdp.Allow {
+	if d := decision(t, e); d.Revision != "v1" || d.Decision != api.Allow {
 		t.Fatalf("v1: %+v", d)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -150,7 +151,7 @@ func TestTarballHotReload(t *testing.T) {
 
 	replace(t, path, tarball(t, makeBundle(t, "v2", denyReads, nil)))
 	eventually(t, 5*time.Second, func() bool { return e.Policy().Revision == "v2" }, "activating v2")
-	if d := decision(t, e); d.Decision != pdp.Deny || d.Revision != "v2" {
+	if d := decision(t, e); d.Decision != api.Deny || d.Revision != "v2" {
 		t.Fatalf("v2: %+v", d)
 	}
 
@@ -273,7 +274,7 @@ func TestHTTPSourceWithETag(t *testing.T) {
 	if activated, err := w.Reload(context.Background()); !activated || err != nil {
 		t.Fatalf("h2 not activated: %v", err)
 	}
-	if d := decision(t, e); d.Revision != "h2" || d.Decision != pdp.Deny {
+	if d := decision(t, e); d.Revision != "h2" || d.Decision != api.Deny {
 		t.Fatalf("h2: %+v", d)
 	}
 }
@@ -302,7 +303,7 @@ func TestDirectoryReload(t *testing.T) {
 	edited, _ := json.MarshalIndent(data, "", "  ")
 	replace(t, filepath.Join(dir, "data.json"), edited)
 	eventually(t, 5*time.Second, func() bool { return e.Policy().Revision != first }, "reloading the directory")
-	if decision(t, e).Decision != pdp.Deny {
+	if decision(t, e).Decision != api.Deny {
 		t.Fatal("the edited rule does not apply")
 	}
 }
@@ -312,7 +313,7 @@ func TestSwapUnderConcurrentDecisions(t *testing.T) {
 	v1, v2 := tarball(t, makeBundle(t, "allow-reads", nil, nil)), tarball(t, makeBundle(t, "deny-reads", denyReads, nil))
 	replace(t, path, v1)
 	w, e, _ := watch(t, policysource.Config{Path: path})
-	want := map[string]string{"allow-reads": pdp.Allow, "deny-reads": pdp.Deny}
+	want := map[string]string{"allow-reads": api.Allow, "deny-reads": api.Deny}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var decided, wrong atomic.Int32

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -14,16 +15,16 @@ const projectOf = `(scope = 'project' AND workspace != '' AND workspace = (SELEC
 
 // Grants lists the grants that apply to a root session, oldest first:
 // those stored on it and the project grants of its workspace and owner.
-func (s *Store) Grants(ctx context.Context, sessionID string) ([]pdp.StoredGrant, error) {
+func (s *Store) Grants(ctx context.Context, sessionID string) ([]api.Grant, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, session_id, capability, fingerprint, COALESCE(decision_id, ''), created_at, scope, workspace FROM grants
 		WHERE session_id = $1 OR `+projectOf+` ORDER BY id`, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("reading grants of %q: %w", sessionID, err)
 	}
 	defer rows.Close()
-	var out []pdp.StoredGrant
+	var out []api.Grant
 	for rows.Next() {
-		var g pdp.StoredGrant
+		var g api.Grant
 		var created time.Time
 		if err := rows.Scan(&g.ID, &g.SessionID, &g.Capability, &g.Fingerprint, &g.DecisionID, &created, &g.Scope, &g.Workspace); err != nil {
 			return nil, fmt.Errorf("reading grants of %q: %w", sessionID, err)

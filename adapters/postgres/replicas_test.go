@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/adapters/postgres"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/pgtest"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -21,11 +22,11 @@ func open(t *testing.T, url string, opts postgres.Options) *postgres.Store {
 	return s
 }
 
-func askEvent(session, fingerprint string) pdp.Event {
+func askEvent(session, fingerprint string) pdp.AuditRecord {
 	now := time.Now()
 	c := "shell.exec"
-	return pdp.Event{SessionID: session, Time: now, Request: pdp.Request{Tool: "shell", Args: map[string]any{"command": fingerprint}},
-		Decision: pdp.Decision{DecisionID: pdp.NewDecisionID(now), Decision: pdp.Ask, NeedApproval: true, Source: "level", Rule: "r", Reason: "r",
+	return pdp.AuditRecord{SessionID: session, Time: now, Request: api.DecideRequest{Tool: "shell", Args: map[string]any{"command": fingerprint}},
+		Decision: api.Decision{DecisionID: pdp.NewDecisionID(now), Decision: api.Ask, NeedApproval: true, Source: "level", Rule: "r", Reason: "r",
 			Capability: &c, Fingerprint: &fingerprint, Grantable: true}}
 }
 
@@ -45,17 +46,17 @@ func TestTwoStoresOnOneDatabase(t *testing.T) {
 		t.FailNow()
 	}
 	ctx := t.Context()
-	if _, err := a.CreateSession(ctx, pdp.StoredSession{ID: "s", PermissionLevel: pdp.ReadOnly, Mode: pdp.OnDemand, ExecutionMode: pdp.Local}); err != nil {
+	if _, err := a.CreateSession(ctx, api.Session{ID: "s", PermissionLevel: api.ReadOnly, Mode: api.OnDemand, ExecutionMode: api.Local}); err != nil {
 		t.Fatal(err)
 	}
-	if tree, err := b.SessionTree(ctx, "s"); err != nil || tree.PermissionLevel != pdp.ReadOnly {
+	if tree, err := b.SessionTree(ctx, "s"); err != nil || tree.PermissionLevel != api.ReadOnly {
 		t.Fatalf("b's tree = %+v, %v", tree, err)
 	}
-	full := pdp.Full
+	full := api.Full
 	if _, err := a.UpdateSession(ctx, "s", pdp.SessionPatch{PermissionLevel: &full}); err != nil {
 		t.Fatal(err)
 	}
-	if tree, err := b.SessionTree(ctx, "s"); err != nil || tree.PermissionLevel != pdp.Full {
+	if tree, err := b.SessionTree(ctx, "s"); err != nil || tree.PermissionLevel != api.Full {
 		t.Fatalf("b's tree right after a's level switch = %+v, %v", tree, err)
 	}
 
@@ -66,7 +67,7 @@ func TestTwoStoresOnOneDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if _, err := a.AnswerDecision(ctx, ask.Decision.DecisionID, pdp.AllowSession, "console"); err != nil {
+	if _, err := a.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowSession, "console"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -78,7 +79,7 @@ func TestTwoStoresOnOneDatabase(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("b did not hear a's answer within a second")
 	}
-	if _, err := b.AnswerDecision(ctx, ask.Decision.DecisionID, pdp.DenyAnswer, "api"); !errors.Is(err, pdp.ErrConflict) {
+	if _, err := b.AnswerDecision(ctx, ask.Decision.DecisionID, api.DenyAnswer, "api"); !errors.Is(err, pdp.ErrConflict) {
 		t.Fatalf("b's second answer: %v, want a conflict", err)
 	}
 	tree, err := b.SessionTree(ctx, "s")
@@ -101,7 +102,7 @@ func TestDatabaseOutage(t *testing.T) {
 	cluster := pgtest.StartCluster(t)
 	s := open(t, cluster.URL, postgres.Options{WriteTimeout: 2 * time.Second})
 	ctx := t.Context()
-	if _, err := s.CreateSession(ctx, pdp.StoredSession{ID: "s", PermissionLevel: pdp.ReadOnly, Mode: pdp.OnDemand, ExecutionMode: pdp.Local}); err != nil {
+	if _, err := s.CreateSession(ctx, api.Session{ID: "s", PermissionLevel: api.ReadOnly, Mode: api.OnDemand, ExecutionMode: api.Local}); err != nil {
 		t.Fatal(err)
 	}
 	before := askEvent("s", "make a")
@@ -137,7 +138,7 @@ func TestDatabaseOutage(t *testing.T) {
 	if _, err := s.Decision(ctx, down.Decision.DecisionID); !errors.Is(err, pdp.ErrNotFound) {
 		t.Fatalf("the refused event: %v, want not found", err)
 	}
-	for _, ev := range []pdp.Event{before, after} {
+	for _, ev := range []pdp.AuditRecord{before, after} {
 		if _, err := s.Decision(ctx, ev.Decision.DecisionID); err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +151,7 @@ func TestDatabaseOutage(t *testing.T) {
 		if err := s.Record(ctx, ask); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, pdp.AllowOnce, "api"); err != nil {
+		if _, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowOnce, "api"); err != nil {
 			t.Fatal(err)
 		}
 		select {

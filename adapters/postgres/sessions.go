@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/sqlstore"
 	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
@@ -37,13 +38,13 @@ FROM chain ORDER BY depth`
 
 // SessionTree returns a session with its parents and the grants of its
 // tree's root, ready for the engine.
-func (s *Store) SessionTree(ctx context.Context, id string) (*pdp.Session, error) {
+func (s *Store) SessionTree(ctx context.Context, id string) (*pdp.SessionTree, error) {
 	rows, err := s.pool.Query(ctx, treeQuery, id, maxTreeDepth-1)
 	if err != nil {
 		return nil, fmt.Errorf("reading the session tree of %q: %w", id, err)
 	}
 	defer rows.Close()
-	var chain []pdp.StoredSession
+	var chain []api.Session
 	var grants *string
 	for rows.Next() {
 		var g *string

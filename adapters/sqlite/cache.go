@@ -29,7 +29,7 @@ type treeCache struct {
 
 type treeEntry struct {
 	gen, version uint64
-	tree         *pdp.Session
+	tree         *pdp.SessionTree
 }
 
 // maxCachedTrees bounds the cache; past it, it starts over.
@@ -41,7 +41,7 @@ func newTreeCache() *treeCache { return &treeCache{m: map[string]treeEntry{}} }
 // stored under the old generation and never served.
 func (c *treeCache) generation() uint64 { return c.gen.Load() }
 
-func (c *treeCache) get(id string, version uint64) (*pdp.Session, bool) {
+func (c *treeCache) get(id string, version uint64) (*pdp.SessionTree, bool) {
 	c.mu.RLock()
 	e, ok := c.m[id]
 	c.mu.RUnlock()
@@ -51,7 +51,7 @@ func (c *treeCache) get(id string, version uint64) (*pdp.Session, bool) {
 	return e.tree, true
 }
 
-func (c *treeCache) put(id string, gen, version uint64, tree *pdp.Session) {
+func (c *treeCache) put(id string, gen, version uint64, tree *pdp.SessionTree) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) >= maxCachedTrees {
@@ -72,7 +72,7 @@ func (s *Store) treeVersion(ctx context.Context) (uint64, error) {
 
 // cachedTree is the session tree of id, from the cache when neither this
 // process nor any other changed a session or a grant since it was read.
-func (s *Store) cachedTree(ctx context.Context, id string) (*pdp.Session, error) {
+func (s *Store) cachedTree(ctx context.Context, id string) (*pdp.SessionTree, error) {
 	if err := s.health.Fault(); err != nil {
 		return nil, err
 	}

@@ -4,12 +4,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
-func newSession(id, parent, workspace string) pdp.StoredSession {
-	return pdp.StoredSession{ID: id, ParentSessionID: parent, Workspace: workspace,
-		PermissionLevel: pdp.ReadOnly, Mode: pdp.OnDemand, ExecutionMode: pdp.Local}
+func newSession(id, parent, workspace string) api.Session {
+	return api.Session{ID: id, ParentSessionID: parent, Workspace: workspace,
+		PermissionLevel: api.ReadOnly, Mode: api.OnDemand, ExecutionMode: api.Local}
 }
 
 // A cached session tree stays cached while other sessions are created —
@@ -18,7 +19,7 @@ func newSession(id, parent, workspace string) pdp.StoredSession {
 func TestSessionTreesStayWarmWhileSessionsAreCreated(t *testing.T) {
 	ctx := t.Context()
 	s := openTemp(t, Options{})
-	for _, rec := range []pdp.StoredSession{newSession("root", "", ""), newSession("child", "root", "")} {
+	for _, rec := range []api.Session{newSession("root", "", ""), newSession("child", "root", "")} {
 		if _, err := s.CreateSession(ctx, rec); err != nil {
 			t.Fatal(err)
 		}
@@ -40,12 +41,12 @@ func TestSessionTreesStayWarmWhileSessionsAreCreated(t *testing.T) {
 		t.Fatalf("after other sessions were created the tree was read again (%v)", err)
 	}
 
-	level := pdp.ReadWrite
+	level := api.ReadWrite
 	if _, err := s.UpdateSession(ctx, "root", pdp.SessionPatch{PermissionLevel: &level}); err != nil {
 		t.Fatal(err)
 	}
 	tree, err := s.SessionTree(ctx, "child")
-	if err != nil || tree.Parent == nil || tree.Parent.PermissionLevel != pdp.ReadWrite {
+	if err != nil || tree.Parent == nil || tree.Parent.PermissionLevel != api.ReadWrite {
 		t.Fatalf("after the root's level changed: %+v, %v", tree, err)
 	}
 	if err := s.ClaimWorkspace(ctx, "root", "/w"); err != nil {
@@ -87,7 +88,7 @@ func TestResolveAfterLosingAClaimReadsTheClaimedWorkspace(t *testing.T) {
 	<-entered
 
 	sessions := pdp.Sessions{Store: s}
-	tree, err := sessions.Resolve(ctx, pdp.Request{SessionID: "x", Cwd: "/w2"}, pdp.Caller{Person: true})
+	tree, err := sessions.Resolve(ctx, api.DecideRequest{SessionID: "x", Cwd: "/w2"}, pdp.Caller{Person: true})
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mattn/go-sqlite3"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -63,7 +64,7 @@ func listFilters(session, source, decision, before string, since time.Time) map[
 func writeTrail(t testing.TB, s *Store, n int, end time.Time) {
 	t.Helper()
 	sources := []string{"level", "rule", "grant"}
-	decisions := []string{pdp.Allow, pdp.Ask, pdp.Deny}
+	decisions := []string{api.Allow, api.Ask, api.Deny}
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for w := range 64 {
@@ -74,11 +75,11 @@ func writeTrail(t testing.TB, s *Store, n int, end time.Time) {
 				at := end.Add(-time.Hour + time.Duration(i)*time.Hour/time.Duration(n))
 				src, dec := sources[i%3], decisions[(i/3)%3]
 				if src == "grant" {
-					dec = pdp.Allow
+					dec = api.Allow
 				}
-				ev := pdp.Event{Time: at, SessionID: fmt.Sprintf("s%d", i%20),
-					Request:  pdp.Request{SessionID: fmt.Sprintf("s%d", i%20), Tool: "shell", Args: map[string]any{"command": "git status"}},
-					Decision: pdp.Decision{DecisionID: pdp.NewDecisionID(at), Decision: dec, Source: src, Rule: "r", Reason: "because"}}
+				ev := pdp.AuditRecord{Time: at, SessionID: fmt.Sprintf("s%d", i%20),
+					Request:  api.DecideRequest{SessionID: fmt.Sprintf("s%d", i%20), Tool: "shell", Args: map[string]any{"command": "git status"}},
+					Decision: api.Decision{DecisionID: pdp.NewDecisionID(at), Decision: dec, Source: src, Rule: "r", Reason: "because"}}
 				if err := s.Record(context.Background(), ev); err != nil {
 					errs <- err
 					return
@@ -139,11 +140,11 @@ func TestListQueriesReadOnlyTheirPage(t *testing.T) {
 		wantNone      bool
 		before, since bool
 	}{
-		{name: "matching", filters: listFilters("s3", "rule", pdp.Ask, pdp.DecisionIDFloor(end.Add(-10*time.Minute)), end.Add(-30*time.Minute))},
-		{name: "unknown session", filters: listFilters("nobody", "rule", pdp.Ask, "", end.Add(-30*time.Minute)), wantNone: true},
-		{name: "grant never denies", filters: listFilters("s3", "grant", pdp.Deny, "", end.Add(-30*time.Minute)), wantNone: true},
-		{name: "since the future", filters: listFilters("s3", "rule", pdp.Ask, "", end.Add(time.Hour)), wantNone: true},
-		{name: "before the oldest", filters: listFilters("s3", "rule", pdp.Ask, oldest, end.Add(-30*time.Minute)), wantNone: true},
+		{name: "matching", filters: listFilters("s3", "rule", api.Ask, pdp.DecisionIDFloor(end.Add(-10*time.Minute)), end.Add(-30*time.Minute))},
+		{name: "unknown session", filters: listFilters("nobody", "rule", api.Ask, "", end.Add(-30*time.Minute)), wantNone: true},
+		{name: "grant never denies", filters: listFilters("s3", "grant", api.Deny, "", end.Add(-30*time.Minute)), wantNone: true},
+		{name: "since the future", filters: listFilters("s3", "rule", api.Ask, "", end.Add(time.Hour)), wantNone: true},
+		{name: "before the oldest", filters: listFilters("s3", "rule", api.Ask, oldest, end.Add(-30*time.Minute)), wantNone: true},
 	}
 	measure := func() map[string][2]int64 {
 		out := map[string][2]int64{}
@@ -192,7 +193,7 @@ func TestListQueriesReadOnlyTheirPage(t *testing.T) {
 // every read of the table and never sorts an arm of the query.
 func TestListQueryPlansUseIndexes(t *testing.T) {
 	s := openTemp(t, Options{})
-	for name, f := range listFilters("s1", "rule", pdp.Ask, "18ecce8f3f077e501a2eab61", time.Now().Add(-time.Hour)) {
+	for name, f := range listFilters("s1", "rule", api.Ask, "18ecce8f3f077e501a2eab61", time.Now().Add(-time.Hour)) {
 		t.Run(name, func(t *testing.T) {
 			q, args := decisionsQuery(f, "")
 			rows, err := s.read.Query("EXPLAIN QUERY PLAN "+q, args...)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -17,9 +18,9 @@ import (
 func recordAt(t testing.TB, s *Store, session, decision string, at time.Time) string {
 	t.Helper()
 	capability, fingerprint := "shell.exec", "git push"
-	ev := pdp.Event{Time: at, SessionID: session,
-		Request: pdp.Request{SessionID: session, Tool: "shell", Args: map[string]any{"command": "git push"}},
-		Decision: pdp.Decision{DecisionID: pdp.NewDecisionID(at), Decision: decision, NeedApproval: decision == pdp.Ask, Source: "level",
+	ev := pdp.AuditRecord{Time: at, SessionID: session,
+		Request: api.DecideRequest{SessionID: session, Tool: "shell", Args: map[string]any{"command": "git push"}},
+		Decision: api.Decision{DecisionID: pdp.NewDecisionID(at), Decision: decision, NeedApproval: decision == api.Ask, Source: "level",
 			Rule: "shell.exec", Reason: "r", Capability: &capability, Fingerprint: &fingerprint, Grantable: true}}
 	if err := s.Record(context.Background(), ev); err != nil {
 		t.Fatal(err)
@@ -37,7 +38,7 @@ func TestSweeperDeletesExactlyTheExpiredEvents(t *testing.T) {
 		t.Fatal("a new database does not give space back")
 	}
 	for _, id := range []string{"a", "b"} {
-		if _, err := s.CreateSession(ctx, pdp.StoredSession{ID: id, PermissionLevel: pdp.ReadOnly, Mode: pdp.OnDemand}); err != nil {
+		if _, err := s.CreateSession(ctx, api.Session{ID: id, PermissionLevel: api.ReadOnly, Mode: api.OnDemand}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -45,22 +46,22 @@ func TestSweeperDeletesExactlyTheExpiredEvents(t *testing.T) {
 	cut := now.Add(-time.Hour)
 	var old, young, youngAsks []string
 	// An old ask answered for the session: its grant outlives it.
-	oldAsk := recordAt(t, s, "a", pdp.Ask, cut.Add(-48*time.Hour))
+	oldAsk := recordAt(t, s, "a", api.Ask, cut.Add(-48*time.Hour))
 	old = append(old, oldAsk)
-	if _, err := s.AnswerDecision(ctx, oldAsk, pdp.AllowSession, "test"); err != nil {
+	if _, err := s.AnswerDecision(ctx, oldAsk, api.AllowSession, "test"); err != nil {
 		t.Fatal(err)
 	}
 	// Recorded in time order, as a server does.
 	for i := range 500 {
 		at := cut.Add(-time.Duration(500-i) * time.Second)
-		old = append(old, recordAt(t, s, []string{"a", "b"}[i%2], []string{pdp.Allow, pdp.Ask, pdp.Deny}[i%3], at))
+		old = append(old, recordAt(t, s, []string{"a", "b"}[i%2], []string{api.Allow, api.Ask, api.Deny}[i%3], at))
 	}
 	for i := range 500 {
 		session := []string{"a", "b"}[i%2]
-		decision := []string{pdp.Allow, pdp.Ask, pdp.Deny}[i%3]
+		decision := []string{api.Allow, api.Ask, api.Deny}[i%3]
 		id := recordAt(t, s, session, decision, cut.Add(time.Duration(i)*time.Millisecond)) // the cut itself is kept
 		young = append(young, id)
-		if decision == pdp.Ask {
+		if decision == api.Ask {
 			youngAsks = append(youngAsks, id)
 		}
 	}
@@ -100,7 +101,7 @@ func TestSweeperDeletesExactlyTheExpiredEvents(t *testing.T) {
 		t.Fatalf("the grant of a deleted ask: %v, %v; was %v", grantsAfter, err, grantsBefore)
 	}
 	for i, id := range youngAsks {
-		answer := []string{pdp.AllowOnce, pdp.DenyAnswer, pdp.AllowSession}[i%3]
+		answer := []string{api.AllowOnce, api.DenyAnswer, api.AllowSession}[i%3]
 		if _, err := s.AnswerDecision(ctx, id, answer, "test"); err != nil {
 			t.Fatalf("answering young ask %s: %v", id, err)
 		}
@@ -167,8 +168,8 @@ func TestDecisionsWhileSweepingSeeNoError(t *testing.T) {
 				default:
 				}
 				at := time.Now()
-				ev := pdp.Event{Time: at, SessionID: fmt.Sprint("live", w), Request: pdp.Request{SessionID: fmt.Sprint("live", w), Tool: "read_file"},
-					Decision: pdp.Decision{DecisionID: pdp.NewDecisionID(at), Decision: pdp.Allow, Source: "level", Rule: "fs.read", Reason: "r"}}
+				ev := pdp.AuditRecord{Time: at, SessionID: fmt.Sprint("live", w), Request: api.DecideRequest{SessionID: fmt.Sprint("live", w), Tool: "read_file"},
+					Decision: api.Decision{DecisionID: pdp.NewDecisionID(at), Decision: api.Allow, Source: "level", Rule: "fs.read", Reason: "r"}}
 				if err := s.Record(ctx, ev); err != nil {
 					failed.Add(1)
 					errs.Store(err.Error(), true)

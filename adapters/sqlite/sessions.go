@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/sqlstore"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -14,12 +15,12 @@ const maxTreeDepth = 32
 // SessionTree returns a session with its parents and the grants of its
 // tree's root, ready for the engine. The tree is shared: callers must not
 // change it.
-func (s *Store) SessionTree(ctx context.Context, id string) (*pdp.Session, error) {
+func (s *Store) SessionTree(ctx context.Context, id string) (*pdp.SessionTree, error) {
 	return s.cachedTree(ctx, id)
 }
 
-func (s *Store) loadTree(ctx context.Context, id string) (*pdp.Session, error) {
-	var chain []pdp.StoredSession
+func (s *Store) loadTree(ctx context.Context, id string) (*pdp.SessionTree, error) {
+	var chain []api.Session
 	for cur := id; cur != ""; {
 		if len(chain) >= maxTreeDepth {
 			return nil, fmt.Errorf("session %q: parents nest deeper than %d", id, maxTreeDepth)

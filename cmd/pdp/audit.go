@@ -16,6 +16,7 @@ import (
 	"github.com/toolperm/pdp/adapters/decisionlog"
 	"github.com/toolperm/pdp/adapters/postgres"
 	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/pdp"
@@ -265,7 +266,7 @@ capability the decision found, which is in result.`,
 func export(ctx context.Context, store service.Database, since time.Time, out io.Writer, cfg config.DecisionLog) (int, error) {
 	w := decisionlog.New(out, decisionlog.Options{Mask: cfg.Mask, ReplicaID: cfg.ReplicaID})
 	n := 0
-	err := store.EachDecision(ctx, since, func(rec pdp.DecisionEvent) error {
+	err := store.EachDecision(ctx, since, func(rec api.Event) error {
 		n++
 		return w.Record(ctx, eventOf(rec))
 	})
@@ -273,10 +274,10 @@ func export(ctx context.Context, store service.Database, since time.Time, out io
 }
 
 // eventOf is the decision as the engine recorded it, from its stored form.
-func eventOf(rec pdp.DecisionEvent) pdp.Event {
-	return pdp.Event{
+func eventOf(rec api.Event) pdp.AuditRecord {
+	return pdp.AuditRecord{
 		Decision:  rec.Decision,
-		Request:   pdp.Request{SessionID: rec.SessionID, Tool: rec.Tool, Args: rec.Args, Cwd: rec.Cwd},
+		Request:   api.DecideRequest{SessionID: rec.SessionID, Tool: rec.Tool, Args: rec.Args, Cwd: rec.Cwd},
 		SessionID: rec.SessionID,
 		Time:      rec.Time,
 		Latency:   time.Duration(rec.LatencyUS) * time.Microsecond,

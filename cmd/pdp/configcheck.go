@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/policysource"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/pdp"
@@ -269,10 +270,10 @@ func envValueProblem(t reflect.Type, v string) string {
 
 // values checks what serve checks of the values before it starts.
 func (c *configCheck) values(cfg config.Config) {
-	if err := pdp.ValidateSession(&pdp.Session{PermissionLevel: pdp.Level(cfg.Sessions.PermissionLevel), Mode: pdp.Mode(config.Default().Sessions.Mode)}); err != nil {
+	if err := pdp.ValidateSession(&pdp.SessionTree{PermissionLevel: api.Level(cfg.Sessions.PermissionLevel), Mode: api.Mode(config.Default().Sessions.Mode)}); err != nil {
 		c.at(0, "sessions.permission_level", "%q: want READ_ONLY, READ_WRITE, SMART or FULL", cfg.Sessions.PermissionLevel)
 	}
-	if err := pdp.ValidateSession(&pdp.Session{PermissionLevel: pdp.Level(config.Default().Sessions.PermissionLevel), Mode: pdp.Mode(cfg.Sessions.Mode)}); err != nil {
+	if err := pdp.ValidateSession(&pdp.SessionTree{PermissionLevel: api.Level(config.Default().Sessions.PermissionLevel), Mode: api.Mode(cfg.Sessions.Mode)}); err != nil {
 		c.at(0, "sessions.mode", "%q: want always-ask, on-demand or allow-all", cfg.Sessions.Mode)
 	}
 	if _, err := service.NewLogger(config.Log{Level: cfg.Log.Level}); err != nil {

@@ -15,8 +15,8 @@ import (
 
 // decideBody is a /v1/decide body with an optional inline session.
 type decideBody struct {
-	pdp.Request
-	Session *pdp.Session `json:"session,omitempty"`
+	api.DecideRequest
+	Session *pdp.SessionTree `json:"session,omitempty"`
 }
 
 func decideCommand() *cobra.Command {
@@ -89,5 +89,5 @@ func readCall(r io.Reader) (pdp.Call, error) {
 	if err := api.DuplicateKeys(raw); err != nil {
 		return pdp.Call{}, pdp.Invalid("ambiguous_argument", "%v: which one a tool reads is its own business, so the body is refused", err)
 	}
-	return pdp.Call{Request: body.Request, Session: pdp.InlineSession(body.Session, body.Cwd)}, nil
+	return pdp.Call{Request: body.DecideRequest, Session: pdp.InlineSession(body.Session, body.Cwd)}, nil
 }

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/testserver"
-	"github.com/toolperm/pdp/pdp"
 )
 
 // The faults of docs/operations.md, "Faults", against real `pdp serve`
@@ -62,7 +62,7 @@ func load(url, session string, stop <-chan struct{}) []answer {
 				if err != nil {
 					continue
 				}
-				var d pdp.Decision
+				var d api.Decision
 				_ = json.NewDecoder(resp.Body).Decode(&d)
 				resp.Body.Close()
 				a.status, a.decision = resp.StatusCode, d.Decision
@@ -230,14 +230,14 @@ func TestWriteByAnotherConnectionReachesTheCache(t *testing.T) {
 	_, url := startServer(t, db)
 	shell := `{"command":"git status"}`
 	ask := decide(t, url, "g", "shell", shell, "/w")
-	if ask.Decision != pdp.Ask {
+	if ask.Decision != api.Ask {
 		t.Fatalf("before the grant: %s", ask.Decision)
 	}
 	if code := call(t, "POST", url+"/v1/decisions/"+ask.DecisionID+"/answer", `{"answer":"allow_session","channel":"cli"}`, nil); code != http.StatusOK {
 		t.Fatalf("answer: %d", code)
 	}
 	for range 2 { // the second is served from the cache
-		if d := decide(t, url, "g", "shell", shell, "/w"); d.Decision != pdp.Allow {
+		if d := decide(t, url, "g", "shell", shell, "/w"); d.Decision != api.Allow {
 			t.Fatalf("with the grant: %s (%s)", d.Decision, d.Reason)
 		}
 	}
@@ -245,19 +245,19 @@ func TestWriteByAnotherConnectionReachesTheCache(t *testing.T) {
 	if _, err := ext.Exec(`DELETE FROM grants`); err != nil {
 		t.Fatal(err)
 	}
-	if d := decide(t, url, "g", "shell", shell, "/w"); d.Decision == pdp.Allow {
+	if d := decide(t, url, "g", "shell", shell, "/w"); d.Decision == api.Allow {
 		t.Fatalf("a grant deleted by another connection still allows: %+v", d)
 	}
 	fullSession(t, url, "l")
 	for range 2 {
-		if d := decide(t, url, "l", "write_file", `{"path":"a"}`, "/w"); d.Decision != pdp.Allow {
+		if d := decide(t, url, "l", "write_file", `{"path":"a"}`, "/w"); d.Decision != api.Allow {
 			t.Fatalf("at FULL: %s", d.Decision)
 		}
 	}
 	if _, err := ext.Exec(`UPDATE sessions SET permission_level = 'READ_ONLY' WHERE id = 'l'`); err != nil {
 		t.Fatal(err)
 	}
-	if d := decide(t, url, "l", "write_file", `{"path":"a"}`, "/w"); d.Decision == pdp.Allow {
+	if d := decide(t, url, "l", "write_file", `{"path":"a"}`, "/w"); d.Decision == api.Allow {
 		t.Fatalf("a level lowered by another connection still allows: %+v", d)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/adapters/claudecode"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/client"
 	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/pdp"
@@ -222,16 +223,16 @@ func hookLocal(ctx context.Context, cmd *cobra.Command, f hookFlags, ev claudeco
 	if err != nil {
 		return "", "", err
 	}
-	session := &pdp.Session{
+	session := &pdp.SessionTree{
 		ID:              ev.MainSession(),
-		PermissionLevel: pdp.Level(ev.Level(cfg.Sessions.PermissionLevel)),
-		Mode:            pdp.Mode(cfg.Sessions.Mode),
+		PermissionLevel: api.Level(ev.Level(cfg.Sessions.PermissionLevel)),
+		Mode:            api.Mode(cfg.Sessions.Mode),
 		Workspace:       workspace,
 	}
 	if child := ev.ChildSession(); child != "" {
-		session = &pdp.Session{ID: child, PermissionLevel: session.PermissionLevel, Mode: session.Mode, Workspace: session.Workspace, Parent: session}
+		session = &pdp.SessionTree{ID: child, PermissionLevel: session.PermissionLevel, Mode: session.Mode, Workspace: session.Workspace, Parent: session}
 	}
-	d, err := engine.Decide(ctx, pdp.Call{Request: pdp.Request{SessionID: session.ID, Tool: ev.ToolName, Args: ev.Args(), Cwd: ev.Cwd}, Session: session})
+	d, err := engine.Decide(ctx, pdp.Call{Request: api.DecideRequest{SessionID: session.ID, Tool: ev.ToolName, Args: ev.Args(), Cwd: ev.Cwd}, Session: session})
 	if err != nil {
 		return "", "", err
 	}

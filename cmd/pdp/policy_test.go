@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolperm/pdp/pdp"
+	"github.com/toolperm/pdp/api"
 )
 
 // pdpRun is one finished `pdp …` process.
@@ -156,7 +156,7 @@ func TestPolicyInitThenTestCheckAndServe(t *testing.T) {
 			"PDP_POLICY_EVAL_TIMEOUT=1m", "PDP_SERVER_DECISION_TIMEOUT=1m")
 		url := startCmd(t, serve)
 		d := decide(t, url, "init", "mcp__linear__create_issue", `{}`, "/w")
-		if d.Decision != pdp.Ask || d.Rule != "mcp.linear.*" {
+		if d.Decision != api.Ask || d.Rule != "mcp.linear.*" {
 			t.Errorf("an MCP Linear call under rules/data.json: %s by %q, want ask by mcp.linear.*", d.Decision, d.Rule)
 		}
 		if err := serve.Process.Signal(syscall.SIGTERM); err != nil {

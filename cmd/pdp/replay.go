@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -102,7 +103,7 @@ Safe while a server runs on the same database. Exit status 0, or 3 when
 }
 
 // printImpact writes the report for a person.
-func printImpact(w io.Writer, r pdp.ImpactReport, revision string, took time.Duration) {
+func printImpact(w io.Writer, r api.ImpactReport, revision string, took time.Duration) {
 	rate := 0.0
 	if took > 0 {
 		rate = float64(r.Replayed+r.Skipped) / took.Seconds()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/testserver"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -51,7 +52,7 @@ func record(b *testing.B, engine *pdp.Engine, n int) {
 		go func() {
 			defer wg.Done()
 			for i := w; i < n; i += workers {
-				req := pdp.Request{SessionID: fmt.Sprintf("s%d", i%50), Cwd: "/w"}
+				req := api.DecideRequest{SessionID: fmt.Sprintf("s%d", i%50), Cwd: "/w"}
 				switch i % 4 {
 				case 0:
 					req.Tool, req.Args = "read_file", map[string]any{"path": fmt.Sprintf("src/f%d.go", i)}
@@ -62,7 +63,7 @@ func record(b *testing.B, engine *pdp.Engine, n int) {
 				default:
 					req.Tool, req.Args = "mcp__github__get_issue", map[string]any{"number": float64(i)}
 				}
-				session := &pdp.Session{ID: req.SessionID, Workspace: "/w", PermissionLevel: pdp.Levels[i%3]}
+				session := &pdp.SessionTree{ID: req.SessionID, Workspace: "/w", PermissionLevel: pdp.Levels[i%3]}
 				if _, err := engine.Decide(context.Background(), pdp.Call{Request: req, Session: session}); err != nil {
 					b.Error(err)
 					return

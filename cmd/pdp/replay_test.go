@@ -122,7 +122,7 @@ func TestReplayAgainstCandidates(t *testing.T) {
 	t.Run("a tightened rule changes exactly its decisions", func(t *testing.T) {
 		var want []string
 		for _, ev := range events {
-			if ev.Capability != nil && *ev.Capability == "fs.read" && ev.Decision.Decision == pdp.Allow {
+			if ev.Capability != nil && *ev.Capability == "fs.read" && ev.Decision.Decision == api.Allow {
 				want = append(want, ev.DecisionID)
 			}
 		}

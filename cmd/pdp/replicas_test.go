@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/adapters/postgres"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/pgtest"
-	"github.com/toolperm/pdp/pdp"
 )
 
 // replica is one `pdp serve` process on a shared PostgreSQL database.
@@ -72,9 +72,9 @@ func call(t *testing.T, method, url, body string, out any) int {
 	return resp.StatusCode
 }
 
-func decide(t *testing.T, url, session, tool, args, cwd string) pdp.Decision {
+func decide(t *testing.T, url, session, tool, args, cwd string) api.Decision {
 	t.Helper()
-	var d pdp.Decision
+	var d api.Decision
 	body := fmt.Sprintf(`{"session_id":%q,"tool":%q,"args":%s,"cwd":%q}`, session, tool, args, cwd)
 	if code := call(t, "POST", url+"/v1/decide", body, &d); code != http.StatusOK {
 		t.Fatalf("decide on %s: %d", url, code)
@@ -98,24 +98,24 @@ func TestReplicasOnPostgreSQL(t *testing.T) {
 			t.Fatalf("creating the session on a: %d", code)
 		}
 		write := fmt.Sprintf(`{"path":%q,"content":"x"}`, filepath.Join(work, "f.txt"))
-		if d := decide(t, b.url, "lv", "write_file", write, work); d.Decision == pdp.Allow {
+		if d := decide(t, b.url, "lv", "write_file", write, work); d.Decision == api.Allow {
 			t.Fatalf("READ_ONLY allowed a write on b: %+v", d)
 		}
 		if code := call(t, "PATCH", a.url+"/v1/sessions/lv", `{"permission_level":"FULL"}`, nil); code != http.StatusOK {
 			t.Fatalf("level switch on a: %d", code)
 		}
-		if d := decide(t, b.url, "lv", "write_file", write, work); d.Decision != pdp.Allow {
+		if d := decide(t, b.url, "lv", "write_file", write, work); d.Decision != api.Allow {
 			t.Fatalf("the next decision on b after FULL on a: %+v", d)
 		}
 	})
 
 	t.Run("an answer on one wakes a wait on the other within a second", func(t *testing.T) {
 		d := decide(t, a.url, "waits", "shell", askArgs, work)
-		if d.Decision != pdp.Ask {
+		if d.Decision != api.Ask {
 			t.Fatalf("want an ask, got %+v", d)
 		}
 		woke := make(chan time.Time, 1)
-		var waited pdp.DecisionEvent
+		var waited api.Event
 		go func() {
 			call(t, "GET", a.url+"/v1/decisions/"+d.DecisionID+"?wait=20s", "", &waited)
 			woke <- time.Now()
@@ -127,7 +127,7 @@ func TestReplicasOnPostgreSQL(t *testing.T) {
 		answered := time.Now()
 		select {
 		case at := <-woke:
-			if waited.Answer == nil || waited.Answer.Answer != pdp.AllowOnce {
+			if waited.Answer == nil || waited.Answer.Answer != api.AllowOnce {
 				t.Fatalf("the wait on a returned %+v", waited)
 			}
 			t.Logf("the wait on a woke %s after the answer on b", at.Sub(answered).Round(time.Millisecond))
@@ -164,7 +164,7 @@ func TestReplicasOnPostgreSQL(t *testing.T) {
 	t.Run("the inbox of one lists the asks made on the other", func(t *testing.T) {
 		d := decide(t, b.url, "inbox", "shell", askArgs, work)
 		var page struct {
-			Decisions []pdp.DecisionEvent `json:"decisions"`
+			Decisions []api.Event `json:"decisions"`
 		}
 		if code := call(t, "GET", a.url+"/v1/decisions?decision=ask&session_id=inbox", "", &page); code != http.StatusOK {
 			t.Fatalf("listing on a: %d", code)
@@ -290,7 +290,7 @@ func TestServeDuringPostgreSQLOutage(t *testing.T) {
 	cluster := pgtest.StartCluster(t)
 	r := startReplica(t, cluster.URL, "a")
 	body := `{"session_id":"o","tool":"read_file","args":{"path":"a"},"cwd":"/w"}`
-	var d pdp.Decision
+	var d api.Decision
 	if code := call(t, "POST", r.url+"/v1/decide", body, &d); code != http.StatusOK {
 		t.Fatalf("before the outage: %d", code)
 	}
@@ -379,7 +379,7 @@ func countDecisions(t *testing.T, db string) int {
 	}
 	defer store.Close()
 	n := 0
-	if err := store.EachDecision(context.Background(), time.Time{}, func(pdp.DecisionEvent) error { n++; return nil }); err != nil {
+	if err := store.EachDecision(context.Background(), time.Time{}, func(api.Event) error { n++; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/pdp"
@@ -49,7 +50,7 @@ func inputEngine(ctx context.Context) (*pdp.Engine, error) {
 // inputOf is the input document of one /v1/decide body in a session with
 // the defaults, whose workspace is the body's cwd.
 func inputOf(ctx context.Context, engine *pdp.Engine, body string) (map[string]any, error) {
-	var req pdp.Request
+	var req api.DecideRequest
 	dec := json.NewDecoder(bytes.NewReader([]byte(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {

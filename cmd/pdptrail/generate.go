@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -20,19 +21,19 @@ func trailSession(i, sessions int) string {
 }
 
 // trailEvent is the i-th event of a trail of n over span, ending at end.
-func trailEvent(i, n, sessions int, span time.Duration, end time.Time) pdp.Event {
+func trailEvent(i, n, sessions int, span time.Duration, end time.Time) pdp.AuditRecord {
 	at := end.Add(-span + time.Duration(float64(span)*float64(i)/float64(n)))
 	session := trailSession(i, sessions)
 	h := uint64(i) * 0x9e3779b97f4a7c15 // decision, source and kind of call vary independently
-	decision := pdp.Allow
+	decision := api.Allow
 	switch r := (h >> 40) % 10; {
 	case r < 2:
-		decision = pdp.Deny
+		decision = api.Deny
 	case r < 3:
-		decision = pdp.Ask
+		decision = api.Ask
 	}
 	source := []string{"level", "level", "level", "level", "level", "rule", "rule", "mode", "default", "parent"}[(h>>48)%10]
-	if decision == pdp.Allow && (h>>56)%10 == 1 {
+	if decision == api.Allow && (h>>56)%10 == 1 {
 		source = "grant"
 	}
 	capability, tool := "shell.exec", "shell"
@@ -41,10 +42,10 @@ func trailEvent(i, n, sessions int, span time.Duration, end time.Time) pdp.Event
 		capability, tool = "fs.read", "read_file"
 		args = map[string]any{"file_path": fmt.Sprintf("src/module%d/file%d.go", i%31, i%211)}
 	}
-	return pdp.Event{
+	return pdp.AuditRecord{
 		Time: at, SessionID: session, Latency: 40 * time.Microsecond,
-		Request: pdp.Request{SessionID: session, Tool: tool, Args: args, Cwd: "/home/dev/project"},
-		Decision: pdp.Decision{DecisionID: pdp.NewDecisionID(at), Decision: decision, NeedApproval: decision == pdp.Ask,
+		Request: api.DecideRequest{SessionID: session, Tool: tool, Args: args, Cwd: "/home/dev/project"},
+		Decision: api.Decision{DecisionID: pdp.NewDecisionID(at), Decision: decision, NeedApproval: decision == api.Ask,
 			Source: source, Rule: capability, Reason: "The " + source + " rule \"" + capability + "\" says " + decision + ".",
 			Capability: &capability, Revision: "sha256:35e31c73292d9ad2"},
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/postgres"
 	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -24,7 +25,7 @@ type Database interface {
 	pdp.TrailPruner
 	pdp.ChangeLog
 	// EachDecision streams the events at or after since, oldest first.
-	EachDecision(ctx context.Context, since time.Time, fn func(pdp.DecisionEvent) error) error
+	EachDecision(ctx context.Context, since time.Time, fn func(api.Event) error) error
 	Close() error
 }
 

@@ -15,7 +15,7 @@ type deadlineAudit struct {
 	timeout time.Duration
 }
 
-func (a deadlineAudit) Record(ctx context.Context, ev pdp.Event) error {
+func (a deadlineAudit) Record(ctx context.Context, ev pdp.AuditRecord) error {
 	ctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	return a.AuditLog.Record(ctx, ev)

@@ -20,6 +20,7 @@ import (
 	"github.com/toolperm/pdp/adapters/decisionlog"
 	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/policysource"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/metrics"
@@ -78,8 +79,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (s *Service, err 
 		}
 	}
 	logger := s.Logger
-	level, mode := pdp.Level(cfg.Sessions.PermissionLevel), pdp.Mode(cfg.Sessions.Mode)
-	if err := pdp.ValidateSession(&pdp.Session{PermissionLevel: level, Mode: mode}); err != nil {
+	level, mode := api.Level(cfg.Sessions.PermissionLevel), api.Mode(cfg.Sessions.Mode)
+	if err := pdp.ValidateSession(&pdp.SessionTree{PermissionLevel: level, Mode: mode}); err != nil {
 		return s, fmt.Errorf("config sessions: %w", err)
 	}
 	tokens, err := Tokens(cfg.Auth.Tokens)
@@ -284,11 +285,11 @@ func (s *Service) Run(ctx context.Context, ready chan<- string) error {
 
 // ImpactOf replays the trail in store against an uploaded bundle, loaded
 // and checked as the server loads its own (signatures included).
-func ImpactOf(src policysource.Config, trail pdp.RecordedDecisions) func(context.Context, []byte, pdp.ReplayFilter) (pdp.ImpactReport, error) {
-	return func(ctx context.Context, bundle []byte, f pdp.ReplayFilter) (pdp.ImpactReport, error) {
+func ImpactOf(src policysource.Config, trail pdp.RecordedDecisions) func(context.Context, []byte, pdp.ReplayFilter) (api.ImpactReport, error) {
+	return func(ctx context.Context, bundle []byte, f pdp.ReplayFilter) (api.ImpactReport, error) {
 		candidate, err := src.LoadBundle(ctx, bundle, "upload")
 		if err != nil {
-			return pdp.ImpactReport{}, pdp.Invalid("invalid_bundle", "the candidate bundle does not load: %v", err)
+			return api.ImpactReport{}, pdp.Invalid("invalid_bundle", "the candidate bundle does not load: %v", err)
 		}
 		return pdp.Impact(ctx, candidate, trail, f, nil)
 	}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/storerows"
-	"github.com/toolperm/pdp/pdp"
 )
 
 // RecordAccessDenied stores a refused request in the audit trail.
-func (s *Store) RecordAccessDenied(ctx context.Context, ev pdp.AccessEvent) error {
+func (s *Store) RecordAccessDenied(ctx context.Context, ev api.AccessEvent) error {
 	_, err := s.Write.Exec(ctx, `INSERT INTO access_events (time, method, route, code, token, reason, remote) VALUES (?,?,?,?,?,?,?)`,
 		s.Time(ev.Time), s.Text(ev.Method), s.Text(ev.Route), ev.Code, s.Text(ev.Token), s.Text(ev.Reason), s.Text(ev.Remote))
 	if err != nil {
@@ -19,13 +19,13 @@ func (s *Store) RecordAccessDenied(ctx context.Context, ev pdp.AccessEvent) erro
 }
 
 // AccessEvents lists refused requests, newest first.
-func (s *Store) AccessEvents(ctx context.Context, limit int) ([]pdp.AccessEvent, error) {
+func (s *Store) AccessEvents(ctx context.Context, limit int) ([]api.AccessEvent, error) {
 	rows, err := s.Read.Query(ctx, `SELECT time, method, route, code, token, reason, remote FROM access_events ORDER BY id DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing access events: %w", err)
 	}
-	return collect(rows, []pdp.AccessEvent{}, func(r Rows) (pdp.AccessEvent, error) {
-		var ev pdp.AccessEvent
+	return collect(rows, []api.AccessEvent{}, func(r Rows) (api.AccessEvent, error) {
+		var ev api.AccessEvent
 		var t storerows.Time
 		err := r.Scan(&t, &ev.Method, &ev.Route, &ev.Code, &ev.Token, &ev.Reason, &ev.Remote)
 		ev.Time = t.T

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -13,8 +14,8 @@ import (
 // session's tree, in one transaction. pdp.ErrConflict when the decision
 // was not an ask or is already answered; pdp.ErrNotGrantable for a grant
 // on a call without a fingerprint (nothing is written then).
-func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) (pdp.DecisionEvent, error) {
-	return s.answer(ctx, id, pdp.Answer{Answer: answer, Channel: channel}, "recording the answer")
+func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) (api.Event, error) {
+	return s.answer(ctx, id, api.Answer{Answer: answer, Channel: channel}, "recording the answer")
 }
 
 // RecordOutcome records what a runtime reports became of an ask
@@ -24,28 +25,28 @@ func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) 
 // for a person's answer is woken. It never creates a grant.
 // pdp.ErrConflict when the decision is not an ask or already has an
 // outcome (a conditional UPDATE, so of two at once exactly one is kept).
-func (s *Store) RecordOutcome(ctx context.Context, id, answer, channel, by string) (pdp.DecisionEvent, error) {
+func (s *Store) RecordOutcome(ctx context.Context, id, answer, channel, by string) (api.Event, error) {
 	const doing = "recording the outcome"
-	if answer != pdp.AllowOnce && answer != pdp.DenyAnswer {
-		return pdp.DecisionEvent{}, fmt.Errorf("outcome %q is not allow_once or deny: %w", answer, pdp.ErrConflict)
+	if answer != api.AllowOnce && answer != api.DenyAnswer {
+		return api.Event{}, fmt.Errorf("outcome %q is not allow_once or deny: %w", answer, pdp.ErrConflict)
 	}
 	tx, err := s.Write.Begin(ctx)
 	if err != nil {
-		return pdp.DecisionEvent{}, fmt.Errorf("%s: %w", doing, err)
+		return api.Event{}, fmt.Errorf("%s: %w", doing, err)
 	}
 	defer tx.Rollback(context.Background())
 	now := s.Now()
 	n, err := tx.Exec(ctx, `UPDATE decisions SET outcome = ?, outcome_channel = ?, outcome_at = ?, outcome_by = ?
 		WHERE id = ? AND decision = 'ask' AND outcome IS NULL`, answer, channel, s.Time(now), by, id)
 	if err != nil {
-		return pdp.DecisionEvent{}, fmt.Errorf("%s: %w", doing, err)
+		return api.Event{}, fmt.Errorf("%s: %w", doing, err)
 	}
 	rec, err := decision(ctx, tx, id)
 	if err != nil {
 		return rec, err
 	}
 	if n == 0 {
-		if rec.Decision.Decision != pdp.Ask {
+		if rec.Decision.Decision != api.Ask {
 			return rec, fmt.Errorf("decision %s was %s, not ask: %w", id, rec.Decision.Decision, pdp.ErrConflict)
 		}
 		return rec, fmt.Errorf("decision %s already has an outcome: %w", id, pdp.ErrConflict)
@@ -65,24 +66,24 @@ func (s *Store) RecordOutcome(ctx context.Context, id, answer, channel, by strin
 // pdp.ErrConflict, as is an answer to a decision that was not an ask. An
 // outcome recorded before does not count: it is no answer. The change
 // log has the answer in the same transaction.
-func (s *Store) answer(ctx context.Context, id string, a pdp.Answer, doing string) (pdp.DecisionEvent, error) {
+func (s *Store) answer(ctx context.Context, id string, a api.Answer, doing string) (api.Event, error) {
 	tx, err := s.Write.Begin(ctx)
 	if err != nil {
-		return pdp.DecisionEvent{}, fmt.Errorf("%s: %w", doing, err)
+		return api.Event{}, fmt.Errorf("%s: %w", doing, err)
 	}
 	defer tx.Rollback(context.Background())
 	now := s.Now()
 	n, err := tx.Exec(ctx, `UPDATE decisions SET answer = ?, answer_channel = ?, answered_at = ?
 		WHERE id = ? AND decision = 'ask' AND answer IS NULL`, a.Answer, a.Channel, s.Time(now), id)
 	if err != nil {
-		return pdp.DecisionEvent{}, fmt.Errorf("%s: %w", doing, err)
+		return api.Event{}, fmt.Errorf("%s: %w", doing, err)
 	}
 	rec, err := decision(ctx, tx, id)
 	if err != nil {
 		return rec, err
 	}
 	if n == 0 {
-		if rec.Decision.Decision != pdp.Ask {
+		if rec.Decision.Decision != api.Ask {
 			return rec, fmt.Errorf("decision %s was %s, not ask: %w", id, rec.Decision.Decision, pdp.ErrConflict)
 		}
 		answered := "already"
@@ -91,7 +92,7 @@ func (s *Store) answer(ctx context.Context, id string, a pdp.Answer, doing strin
 		}
 		return rec, fmt.Errorf("decision %s was already answered %s: %w", id, answered, pdp.ErrConflict)
 	}
-	granted := a.Answer == pdp.AllowSession || a.Answer == pdp.AllowProject
+	granted := a.Answer == api.AllowSession || a.Answer == api.AllowProject
 	if granted {
 		if err := s.grant(ctx, tx, &rec, a.Answer, now); err != nil {
 			return rec, err
@@ -116,7 +117,7 @@ func (s *Store) answer(ctx context.Context, id string, a pdp.Answer, doing strin
 
 // grant stores the grants of an answer on the root of rec's session tree
 // and links the first to rec.
-func (s *Store) grant(ctx context.Context, tx Tx, rec *pdp.DecisionEvent, answer string, now time.Time) error {
+func (s *Store) grant(ctx context.Context, tx Tx, rec *api.Event, answer string, now time.Time) error {
 	root, err := s.FindRoot(ctx, tx, rec.SessionID)
 	if err != nil {
 		return err

@@ -26,7 +26,7 @@ type AuditStats struct {
 
 // PendingEvent is a decision event waiting for its transaction.
 type PendingEvent struct {
-	Event    pdp.Event
+	Event    pdp.AuditRecord
 	Recorded []byte // Event.Recorded encoded by the caller, off the writer's goroutine
 }
 
@@ -49,7 +49,7 @@ func NewAuditWriter(write func(ctx context.Context, batch []PendingEvent) error,
 
 // Record writes one decision event and returns once it is committed.
 // Concurrent calls share transactions (group commit).
-func (a *AuditWriter) Record(ctx context.Context, ev pdp.Event) error {
+func (a *AuditWriter) Record(ctx context.Context, ev pdp.AuditRecord) error {
 	return a.w.Submit(ctx, PendingEvent{Event: ev, Recorded: pdp.EncodeRecorded(ev.Recorded)})
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -31,7 +32,7 @@ func (c Change) Columns() (decisionID, session *string, err error) {
 func Asks(batch []PendingEvent) []Change {
 	var asks []Change
 	for _, p := range batch {
-		if ev := p.Event; ev.Decision.Decision == pdp.Ask {
+		if ev := p.Event; ev.Decision.Decision == api.Ask {
 			asks = append(asks, Change{Time: ev.Time, Kind: pdp.ChangeAsk, SessionID: ev.SessionID, DecisionID: ev.Decision.DecisionID})
 		}
 	}

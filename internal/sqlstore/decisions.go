@@ -8,22 +8,23 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
 
 const decisionColumns = storerows.DecisionColumnNames
 
-func scanDecision(r Rows) (pdp.DecisionEvent, error) { return storerows.ScanDecision(r) }
+func scanDecision(r Rows) (api.Event, error) { return storerows.ScanDecision(r) }
 
 // Decision returns one audit event, or pdp.ErrNotFound.
-func (s *Store) Decision(ctx context.Context, id string) (pdp.DecisionEvent, error) {
+func (s *Store) Decision(ctx context.Context, id string) (api.Event, error) {
 	return decision(ctx, s.Read, id)
 }
 
 // decision reads one event whole: with the parts of a compound command,
 // which lists leave out.
-func decision(ctx context.Context, db Conn, id string) (pdp.DecisionEvent, error) {
+func decision(ctx context.Context, db Conn, id string) (api.Event, error) {
 	var parts *string
 	rec, err := storerows.ScanDecision(db.QueryRow(ctx, `SELECT `+decisionColumns+`, parts FROM decisions WHERE id = ?`, id), &parts)
 	if errors.Is(err, ErrNoRows) {
@@ -41,13 +42,13 @@ func decision(ctx context.Context, db Conn, id string) (pdp.DecisionEvent, error
 }
 
 // Decisions lists audit events, newest first.
-func (s *Store) Decisions(ctx context.Context, f pdp.DecisionFilter) ([]pdp.DecisionEvent, error) {
+func (s *Store) Decisions(ctx context.Context, f pdp.DecisionFilter) ([]api.Event, error) {
 	q, args := s.DecisionsQuery(f, "")
 	rows, err := s.Read.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing decisions: %w", err)
 	}
-	return collect(rows, []pdp.DecisionEvent{}, scanDecision, "listing decisions")
+	return collect(rows, []api.Event{}, scanDecision, "listing decisions")
 }
 
 // DecisionsQuery is the SQL of a list. Each combination of the session,
@@ -97,7 +98,7 @@ func (d Dialect) DecisionsQuery(f pdp.DecisionFilter, extra string) (string, []a
 	}
 	var arms []string
 	var all []any
-	for _, dec := range []string{pdp.Allow, pdp.Ask, pdp.Deny} {
+	for _, dec := range []string{api.Allow, api.Ask, api.Deny} {
 		q, a := page(dec)
 		arms, all = append(arms, d.Arm(q)), append(all, a...)
 	}
@@ -106,7 +107,7 @@ func (d Dialect) DecisionsQuery(f pdp.DecisionFilter, extra string) (string, []a
 
 // DecisionsByToolUse returns the decisions made for a call with this
 // runtime id, newest first (at most 16: a runtime's ids are unique).
-func (s *Store) DecisionsByToolUse(ctx context.Context, toolUseID string) ([]pdp.DecisionEvent, error) {
+func (s *Store) DecisionsByToolUse(ctx context.Context, toolUseID string) ([]api.Event, error) {
 	rows, err := s.Read.Query(ctx, `SELECT `+decisionColumns+` FROM decisions WHERE tool_use_id = ? ORDER BY id DESC LIMIT 16`, toolUseID)
 	if err != nil {
 		return nil, fmt.Errorf("finding tool use %q: %w", toolUseID, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -16,14 +17,14 @@ const projectOf = `(scope = 'project' AND workspace != '' AND workspace = (SELEC
 
 // Grants lists the grants that apply to a root session, oldest first:
 // those stored on it and the project grants of its workspace and owner.
-func (s *Store) Grants(ctx context.Context, sessionID string) ([]pdp.StoredGrant, error) {
+func (s *Store) Grants(ctx context.Context, sessionID string) ([]api.Grant, error) {
 	rows, err := s.Read.Query(ctx, `SELECT id, session_id, capability, fingerprint, COALESCE(decision_id, ''), created_at, scope, workspace FROM grants
 		WHERE session_id = ? OR `+projectOf+` ORDER BY id`, sessionID, sessionID, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("reading grants of %q: %w", sessionID, err)
 	}
-	return collect(rows, nil, func(r Rows) (pdp.StoredGrant, error) {
-		var g pdp.StoredGrant
+	return collect(rows, nil, func(r Rows) (api.Grant, error) {
+		var g api.Grant
 		var created storerows.Time
 		err := r.Scan(&g.ID, &g.SessionID, &g.Capability, &g.Fingerprint, &g.DecisionID, &created, &g.Scope, &g.Workspace)
 		g.CreatedAt = created.T
@@ -51,13 +52,13 @@ func (s *Store) DeleteGrant(ctx context.Context, sessionID string, id int64) err
 // gives, on the root of the session's tree; a project grant also names
 // the root's workspace and owner, which every session of that owner with
 // that workspace shares. It returns the first grant's id.
-func (s *Store) grantParts(ctx context.Context, tx Tx, rec pdp.DecisionEvent, rootID, answer string, now time.Time) (int64, error) {
+func (s *Store) grantParts(ctx context.Context, tx Tx, rec api.Event, rootID, answer string, now time.Time) (int64, error) {
 	fingerprints, err := pdp.GrantFingerprints(rec)
 	if err != nil {
 		return 0, err
 	}
 	scope, workspace, owner := "session", "", ""
-	if answer == pdp.AllowProject {
+	if answer == api.AllowProject {
 		scope = "project"
 		if err := tx.QueryRow(ctx, `SELECT workspace, owner FROM sessions WHERE id = ?`, rootID).Scan(&workspace, &owner); err != nil {
 			return 0, fmt.Errorf("reading the project of %q: %w", rootID, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -14,7 +15,7 @@ const sessionColumns = storerows.SessionColumnNames
 
 // CreateSession stores a new session; pdp.ErrExists when the id is taken,
 // pdp.ErrNotFound when its parent does not exist.
-func (s *Store) CreateSession(ctx context.Context, rec pdp.StoredSession) (pdp.StoredSession, error) {
+func (s *Store) CreateSession(ctx context.Context, rec api.Session) (api.Session, error) {
 	now := s.Now()
 	rec.CreatedAt, rec.UpdatedAt = now, now
 	cols, err := encodeSession(rec)
@@ -42,7 +43,7 @@ func (s *Store) CreateSession(ctx context.Context, rec pdp.StoredSession) (pdp.S
 // EnsureSession returns the stored session with rec's id, creating it
 // from rec when there is none (the first decision of an unknown session).
 // Two writers creating it at once both get the one stored.
-func (s *Store) EnsureSession(ctx context.Context, rec pdp.StoredSession) (pdp.StoredSession, error) {
+func (s *Store) EnsureSession(ctx context.Context, rec api.Session) (api.Session, error) {
 	got, err := s.GetSession(ctx, rec.ID)
 	if !errors.Is(err, pdp.ErrNotFound) {
 		return got, err
@@ -77,16 +78,16 @@ func (s *Store) ClaimWorkspace(ctx context.Context, id, workspace string) error 
 }
 
 // GetSession returns one session, or pdp.ErrNotFound.
-func (s *Store) GetSession(ctx context.Context, id string) (pdp.StoredSession, error) {
+func (s *Store) GetSession(ctx context.Context, id string) (api.Session, error) {
 	return getSession(ctx, s.Read, id, "")
 }
 
 // GetSessionIn is GetSession through db (a transaction).
-func GetSessionIn(ctx context.Context, db Conn, id string) (pdp.StoredSession, error) {
+func GetSessionIn(ctx context.Context, db Conn, id string) (api.Session, error) {
 	return getSession(ctx, db, id, "")
 }
 
-func getSession(ctx context.Context, db Conn, id, lock string) (pdp.StoredSession, error) {
+func getSession(ctx context.Context, db Conn, id, lock string) (api.Session, error) {
 	rec, err := storerows.ScanSession(db.QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`+lock, id))
 	if errors.Is(err, ErrNoRows) {
 		return rec, fmt.Errorf("session %q: %w", id, pdp.ErrNotFound)
@@ -99,10 +100,10 @@ func getSession(ctx context.Context, db Conn, id, lock string) (pdp.StoredSessio
 
 // UpdateSession applies a patch; pdp.ErrNotFound when there is no session.
 // A change of level goes to the change log in the same transaction.
-func (s *Store) UpdateSession(ctx context.Context, id string, p pdp.SessionPatch) (pdp.StoredSession, error) {
+func (s *Store) UpdateSession(ctx context.Context, id string, p pdp.SessionPatch) (api.Session, error) {
 	tx, err := s.Write.Begin(ctx)
 	if err != nil {
-		return pdp.StoredSession{}, fmt.Errorf("updating session %q: %w", id, err)
+		return api.Session{}, fmt.Errorf("updating session %q: %w", id, err)
 	}
 	defer tx.Rollback(context.Background())
 	rec, err := getSession(ctx, tx, id, s.LockRow)
@@ -136,12 +137,12 @@ func (s *Store) UpdateSession(ctx context.Context, id string, p pdp.SessionPatch
 }
 
 // ListSessions lists sessions, most recently updated first.
-func (s *Store) ListSessions(ctx context.Context, limit int) ([]pdp.StoredSession, error) {
+func (s *Store) ListSessions(ctx context.Context, limit int) ([]api.Session, error) {
 	rows, err := s.Read.Query(ctx, `SELECT `+sessionColumns+` FROM sessions ORDER BY updated_at DESC, id LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing sessions: %w", err)
 	}
-	return collect(rows, []pdp.StoredSession{}, func(r Rows) (pdp.StoredSession, error) { return storerows.ScanSession(r) }, "listing sessions")
+	return collect(rows, []api.Session{}, func(r Rows) (api.Session, error) { return storerows.ScanSession(r) }, "listing sessions")
 }
 
 // sessionJSON is a session's JSON columns, encoded.
@@ -152,7 +153,7 @@ type sessionJSON struct {
 
 // encodeSession encodes every JSON column of a session: objects are {}
 // for none, the scope NULL for none.
-func encodeSession(rec pdp.StoredSession) (sessionJSON, error) {
+func encodeSession(rec api.Session) (sessionJSON, error) {
 	var c sessionJSON
 	var err error
 	if c.rules, err = jsonObject(rec.Rules); err != nil {

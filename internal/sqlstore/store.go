@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -67,7 +68,7 @@ type Store struct {
 // Concurrent calls share transactions (group commit). An event the
 // database refuses is an error, so the decision is a 503, never an
 // answer without its record.
-func (s *Store) Record(ctx context.Context, ev pdp.Event) error {
+func (s *Store) Record(ctx context.Context, ev pdp.AuditRecord) error {
 	return s.Audit.Record(ctx, ev)
 }
 
@@ -90,6 +91,6 @@ type Change struct {
 	Time       time.Time
 	Kind       string
 	SessionID  string
-	DecisionID string             // of an ask or an answer
-	Session    *pdp.StoredSession // after a level change
+	DecisionID string       // of an ask or an answer
+	Session    *api.Session // after a level change
 }

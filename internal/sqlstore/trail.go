@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -40,9 +41,9 @@ const exportChunk = 1000
 // EachDecision calls fn with every event at or after since, oldest first,
 // until fn returns an error. Events are read in chunks along the id
 // index, so a long export holds no read transaction open.
-func (s *Store) EachDecision(ctx context.Context, since time.Time, fn func(pdp.DecisionEvent) error) error {
+func (s *Store) EachDecision(ctx context.Context, since time.Time, fn func(api.Event) error) error {
 	cut := s.Time(since)
-	return storerows.EachInChunks(pdp.DecisionIDFloor(since), exportChunk, func(after string, first bool) ([]pdp.DecisionEvent, error) {
+	return storerows.EachInChunks(pdp.DecisionIDFloor(since), exportChunk, func(after string, first bool) ([]api.Event, error) {
 		from := "id > ?"
 		if first {
 			from = "id >= ?"

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -36,11 +37,11 @@ func Changes(rows Rows) ([]pdp.Change, []string, error) {
 
 // ChangeSession is the session snapshot of a change log row: nil when
 // the column is NULL or unreadable.
-func ChangeSession(raw *string) *pdp.StoredSession {
+func ChangeSession(raw *string) *api.Session {
 	if raw == nil {
 		return nil
 	}
-	var rec pdp.StoredSession
+	var rec api.Session
 	if json.Unmarshal([]byte(*raw), &rec) != nil {
 		return nil
 	}
@@ -51,7 +52,7 @@ func ChangeSession(raw *string) *pdp.StoredSession {
 // (decisionIDs[i] for changes[i], "" for none), as decision reads it
 // now; a decision pruned from the trail since leaves its change without
 // one.
-func AttachDecisions(ctx context.Context, changes []pdp.Change, decisionIDs []string, decision func(context.Context, string) (pdp.DecisionEvent, error)) error {
+func AttachDecisions(ctx context.Context, changes []pdp.Change, decisionIDs []string, decision func(context.Context, string) (api.Event, error)) error {
 	for i, id := range decisionIDs {
 		if id == "" {
 			continue

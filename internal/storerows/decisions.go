@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/toolperm/pdp/pdp"
+	"github.com/toolperm/pdp/api"
 )
 
 // DecisionColumns are a decision row's encoded and nullable columns.
@@ -21,23 +21,23 @@ type DecisionColumns struct {
 }
 
 // Decision completes rec, scanned from a row, with its other columns.
-func Decision(rec *pdp.DecisionEvent, c DecisionColumns) {
+func Decision(rec *api.Event, c DecisionColumns) {
 	rec.ToolUseID = str(c.ToolUseID)
-	rec.NeedApproval = rec.Decision.Decision == pdp.Ask
+	rec.NeedApproval = rec.Decision.Decision == api.Ask
 	if c.DangerVerdict != nil {
-		rec.Danger = &pdp.Danger{Verdict: *c.DangerVerdict, By: str(c.DangerBy)}
+		rec.Danger = &api.Danger{Verdict: *c.DangerVerdict, By: str(c.DangerBy)}
 	}
 	if err := json.Unmarshal([]byte(c.Args), &rec.Args); err != nil {
 		rec.Args = map[string]any{}
 	}
 	if c.Answer != nil {
-		rec.Answer = &pdp.Answer{Answer: *c.Answer, Channel: str(c.Channel), AnsweredAt: c.AnsweredAt}
+		rec.Answer = &api.Answer{Answer: *c.Answer, Channel: str(c.Channel), AnsweredAt: c.AnsweredAt}
 		if c.GrantID != nil {
 			rec.Answer.GrantID = *c.GrantID
 		}
 	}
 	if c.Outcome != nil {
-		rec.Outcome = &pdp.Outcome{Answer: *c.Outcome, Channel: str(c.OutcomeChannel), By: str(c.OutcomeBy), RecordedAt: c.OutcomeAt}
+		rec.Outcome = &api.Outcome{Answer: *c.Outcome, Channel: str(c.OutcomeChannel), By: str(c.OutcomeBy), RecordedAt: c.OutcomeAt}
 	}
 }
 
@@ -55,8 +55,8 @@ const DecisionColumnNames = `id, time, session_id, tool, capability, args, cwd, 
 	outcome, outcome_channel, outcome_at, outcome_by`
 
 // ScanDecision reads a row of DecisionColumnNames, then into extra.
-func ScanDecision(row Row, extra ...any) (pdp.DecisionEvent, error) {
-	var rec pdp.DecisionEvent
+func ScanDecision(row Row, extra ...any) (api.Event, error) {
+	var rec api.Event
 	var c DecisionColumns
 	var t, answeredAt, outcomeAt Time
 	dest := append([]any{&rec.DecisionID, &t, &rec.SessionID, &rec.Tool, &rec.Capability, &c.Args, &rec.Cwd, &rec.Fingerprint, &rec.Grantable,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -20,15 +21,15 @@ type SessionColumns struct {
 
 // Session completes rec, scanned from a row, with its encoded columns.
 // A stored value outside the known ones reads as the strict default.
-func Session(rec *pdp.StoredSession, c SessionColumns) error {
+func Session(rec *api.Session, c SessionColumns) error {
 	if !slices.Contains(pdp.Levels, rec.PermissionLevel) {
-		rec.PermissionLevel = pdp.ReadOnly
+		rec.PermissionLevel = api.ReadOnly
 	}
 	if !slices.Contains(pdp.Modes, rec.Mode) {
-		rec.Mode = pdp.OnDemand
+		rec.Mode = api.OnDemand
 	}
-	if rec.ExecutionMode != pdp.Cloud {
-		rec.ExecutionMode = pdp.Local
+	if rec.ExecutionMode != api.Cloud {
+		rec.ExecutionMode = api.Local
 	}
 	if err := json.Unmarshal([]byte(c.Rules), &rec.Rules); err != nil {
 		return fmt.Errorf("session %q has unreadable rules: %w", rec.ID, err)
@@ -55,8 +56,8 @@ func Session(rec *pdp.StoredSession, c SessionColumns) error {
 const SessionColumnNames = `id, permission_level, mode, execution_mode, workspace, rules, parent_session_id, scope, assessor_model, owner, created_at, updated_at, path_rules, command_rules`
 
 // ScanSession reads a row of SessionColumnNames, then into extra.
-func ScanSession(row Row, extra ...any) (pdp.StoredSession, error) {
-	var rec pdp.StoredSession
+func ScanSession(row Row, extra ...any) (api.Session, error) {
+	var rec api.Session
 	var c SessionColumns
 	var parent *string
 	var created, updated Time

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -16,33 +17,33 @@ func ptr[T any](v T) *T { return &v }
 func TestSession(t *testing.T) {
 	cases := []struct {
 		name    string
-		rec     pdp.StoredSession
+		rec     api.Session
 		cols    storerows.SessionColumns
 		wantErr string
-		check   func(t *testing.T, rec pdp.StoredSession)
+		check   func(t *testing.T, rec api.Session)
 	}{
 		{
 			name: "unknown values read as the strict defaults",
-			rec:  pdp.StoredSession{ID: "s", PermissionLevel: "ROOT", Mode: "always", ExecutionMode: "elsewhere"},
+			rec:  api.Session{ID: "s", PermissionLevel: "ROOT", Mode: "always", ExecutionMode: "elsewhere"},
 			cols: storerows.SessionColumns{Rules: `{}`, PathRules: `{}`},
-			check: func(t *testing.T, rec pdp.StoredSession) {
-				if rec.PermissionLevel != pdp.ReadOnly || rec.Mode != pdp.OnDemand || rec.ExecutionMode != pdp.Local {
+			check: func(t *testing.T, rec api.Session) {
+				if rec.PermissionLevel != api.ReadOnly || rec.Mode != api.OnDemand || rec.ExecutionMode != api.Local {
 					t.Fatalf("got %q %q %q", rec.PermissionLevel, rec.Mode, rec.ExecutionMode)
 				}
 			},
 		},
 		{
 			name: "command rules in a column",
-			rec:  pdp.StoredSession{ID: "s"},
+			rec:  api.Session{ID: "s"},
 			cols: storerows.SessionColumns{Rules: `{"fs.read":"allow"}`, PathRules: `{}`, CommandRules: ptr(`{"rm":"deny"}`), Scope: ptr(`["fs.read"]`)},
-			check: func(t *testing.T, rec pdp.StoredSession) {
+			check: func(t *testing.T, rec api.Session) {
 				if rec.CommandRules["rm"] != "deny" || rec.Rules["fs.read"] != "allow" || len(rec.Scope) != 1 {
 					t.Fatalf("got %+v", rec)
 				}
 			},
 		},
-		{name: "unreadable rules", rec: pdp.StoredSession{ID: "s"}, cols: storerows.SessionColumns{Rules: `[`, PathRules: `{}`}, wantErr: `session "s" has unreadable rules`},
-		{name: "unreadable scope", rec: pdp.StoredSession{ID: "s"}, cols: storerows.SessionColumns{Rules: `{}`, PathRules: `{}`, Scope: ptr(`{`)}, wantErr: `session "s" has an unreadable scope`},
+		{name: "unreadable rules", rec: api.Session{ID: "s"}, cols: storerows.SessionColumns{Rules: `[`, PathRules: `{}`}, wantErr: `session "s" has unreadable rules`},
+		{name: "unreadable scope", rec: api.Session{ID: "s"}, cols: storerows.SessionColumns{Rules: `{}`, PathRules: `{}`, Scope: ptr(`{`)}, wantErr: `session "s" has an unreadable scope`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -64,9 +65,9 @@ func TestSession(t *testing.T) {
 
 func TestDecision(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	var rec pdp.DecisionEvent
-	rec.Decision.Decision = pdp.Ask
-	storerows.Decision(&rec, storerows.DecisionColumns{Args: `not json`, DangerVerdict: ptr("dangerous"), Answer: ptr(pdp.AllowOnce), AnsweredAt: at, GrantID: ptr(int64(7))})
+	var rec api.Event
+	rec.Decision.Decision = api.Ask
+	storerows.Decision(&rec, storerows.DecisionColumns{Args: `not json`, DangerVerdict: ptr("dangerous"), Answer: ptr(api.AllowOnce), AnsweredAt: at, GrantID: ptr(int64(7))})
 	if !rec.NeedApproval || rec.Danger == nil || rec.Danger.By != "" || len(rec.Args) != 0 || rec.Args == nil {
 		t.Fatalf("got %+v", rec)
 	}
@@ -77,11 +78,11 @@ func TestDecision(t *testing.T) {
 
 func TestAttachDecisions(t *testing.T) {
 	changes := make([]pdp.Change, 3)
-	lookup := func(_ context.Context, id string) (pdp.DecisionEvent, error) {
+	lookup := func(_ context.Context, id string) (api.Event, error) {
 		if id == "pruned" {
-			return pdp.DecisionEvent{}, fmt.Errorf("decision %s: %w", id, pdp.ErrNotFound)
+			return api.Event{}, fmt.Errorf("decision %s: %w", id, pdp.ErrNotFound)
 		}
-		return pdp.DecisionEvent{Decision: pdp.Decision{DecisionID: id}}, nil
+		return api.Event{Decision: api.Decision{DecisionID: id}}, nil
 	}
 	if err := storerows.AttachDecisions(context.Background(), changes, []string{"", "pruned", "d-1"}, lookup); err != nil {
 		t.Fatal(err)
@@ -90,8 +91,8 @@ func TestAttachDecisions(t *testing.T) {
 		t.Fatalf("got %+v", changes)
 	}
 	broken := errors.New("connection lost")
-	err := storerows.AttachDecisions(context.Background(), changes, []string{"d-1"}, func(context.Context, string) (pdp.DecisionEvent, error) {
-		return pdp.DecisionEvent{}, broken
+	err := storerows.AttachDecisions(context.Background(), changes, []string{"d-1"}, func(context.Context, string) (api.Event, error) {
+		return api.Event{}, broken
 	})
 	if !errors.Is(err, broken) {
 		t.Fatalf("error %v", err)
@@ -104,18 +105,18 @@ func TestAttachDecisions(t *testing.T) {
 func TestEachInChunks(t *testing.T) {
 	ids := []string{"a", "b", "c", "d", "e"}
 	var reads []string
-	read := func(from string, first bool) ([]pdp.DecisionEvent, error) {
+	read := func(from string, first bool) ([]api.Event, error) {
 		reads = append(reads, fmt.Sprint(from, first))
-		var out []pdp.DecisionEvent
+		var out []api.Event
 		for _, id := range ids {
 			if (first && id >= from || id > from) && len(out) < 2 {
-				out = append(out, pdp.DecisionEvent{Decision: pdp.Decision{DecisionID: id}})
+				out = append(out, api.Event{Decision: api.Decision{DecisionID: id}})
 			}
 		}
 		return out, nil
 	}
 	var got []string
-	if err := storerows.EachInChunks("a", 2, read, func(ev pdp.DecisionEvent) error {
+	if err := storerows.EachInChunks("a", 2, read, func(ev api.Event) error {
 		got = append(got, ev.DecisionID)
 		return nil
 	}); err != nil {

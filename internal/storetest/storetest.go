@@ -30,7 +30,7 @@ type Store interface {
 	pdp.ChangeLog
 	// EachDecision streams the events at or after since, oldest first
 	// (pdp audit export).
-	EachDecision(ctx context.Context, since time.Time, fn func(pdp.DecisionEvent) error) error
+	EachDecision(ctx context.Context, since time.Time, fn func(api.Event) error) error
 	Writable(ctx context.Context) error
 }
 
@@ -75,28 +75,28 @@ func Run(t *testing.T, open Open) {
 var base = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
 // event is a decision event of session at base+offset.
-func event(session, decision string, offset time.Duration) pdp.Event {
+func event(session, decision string, offset time.Duration) pdp.AuditRecord {
 	at := base.Add(offset)
 	capability := "fs.read"
-	d := pdp.Decision{DecisionID: pdp.NewDecisionID(at), Decision: decision, NeedApproval: decision == pdp.Ask,
+	d := api.Decision{DecisionID: pdp.NewDecisionID(at), Decision: decision, NeedApproval: decision == api.Ask,
 		Source: "level", Rule: "LEVEL_" + decision, Reason: "because", Capability: &capability, Revision: "r1"}
-	return pdp.Event{Decision: d, SessionID: session, Time: at, Latency: 1500 * time.Microsecond,
-		Request: pdp.Request{Tool: "read_file", Args: map[string]any{"path": "a.txt"}, Cwd: "/w"}}
+	return pdp.AuditRecord{Decision: d, SessionID: session, Time: at, Latency: 1500 * time.Microsecond,
+		Request: api.DecideRequest{Tool: "read_file", Args: map[string]any{"path": "a.txt"}, Cwd: "/w"}}
 }
 
 // shellAsk is an ask on a shell command, grantable when fingerprint is set.
-func shellAsk(session string, offset time.Duration, fingerprint string) pdp.Event {
-	ev := event(session, pdp.Ask, offset)
+func shellAsk(session string, offset time.Duration, fingerprint string) pdp.AuditRecord {
+	ev := event(session, api.Ask, offset)
 	c := "shell.exec"
 	ev.Decision.Capability = &c
-	ev.Request = pdp.Request{Tool: "shell", Args: map[string]any{"command": fingerprint + " x"}}
+	ev.Request = api.DecideRequest{Tool: "shell", Args: map[string]any{"command": fingerprint + " x"}}
 	if fingerprint != "" {
 		ev.Decision.Fingerprint, ev.Decision.Grantable = &fingerprint, true
 	}
 	return ev
 }
 
-func mustRecord(t *testing.T, s Store, evs ...pdp.Event) {
+func mustRecord(t *testing.T, s Store, evs ...pdp.AuditRecord) {
 	t.Helper()
 	for _, ev := range evs {
 		if err := s.Record(t.Context(), ev); err != nil {
@@ -105,16 +105,16 @@ func mustRecord(t *testing.T, s Store, evs ...pdp.Event) {
 	}
 }
 
-func mustCreate(t *testing.T, s Store, rec pdp.StoredSession) pdp.StoredSession {
+func mustCreate(t *testing.T, s Store, rec api.Session) api.Session {
 	t.Helper()
 	if rec.PermissionLevel == "" {
-		rec.PermissionLevel = pdp.ReadOnly
+		rec.PermissionLevel = api.ReadOnly
 	}
 	if rec.Mode == "" {
-		rec.Mode = pdp.OnDemand
+		rec.Mode = api.OnDemand
 	}
 	if rec.ExecutionMode == "" {
-		rec.ExecutionMode = pdp.Local
+		rec.ExecutionMode = api.Local
 	}
 	got, err := s.CreateSession(t.Context(), rec)
 	if err != nil {
@@ -132,22 +132,22 @@ func wantErr(t *testing.T, err, want error) {
 
 func testSessions(t *testing.T, s Store) {
 	ctx := t.Context()
-	created := mustCreate(t, s, pdp.StoredSession{ID: "s1", PermissionLevel: pdp.ReadWrite, Workspace: "/w",
+	created := mustCreate(t, s, api.Session{ID: "s1", PermissionLevel: api.ReadWrite, Workspace: "/w",
 		Rules: map[string]string{"net.fetch": "allow"}, Scope: []string{"fs.read"}, AssessorModel: "m", Owner: "tok"})
 	got, err := s.GetSession(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.PermissionLevel != pdp.ReadWrite || got.Workspace != "/w" || got.Rules["net.fetch"] != "allow" || len(got.Scope) != 1 ||
-		got.AssessorModel != "m" || got.Owner != "tok" || got.ExecutionMode != pdp.Local {
+	if got.PermissionLevel != api.ReadWrite || got.Workspace != "/w" || got.Rules["net.fetch"] != "allow" || len(got.Scope) != 1 ||
+		got.AssessorModel != "m" || got.Owner != "tok" || got.ExecutionMode != api.Local {
 		t.Fatalf("stored session = %+v", got)
 	}
 	if !got.CreatedAt.Truncate(time.Microsecond).Equal(created.CreatedAt.Truncate(time.Microsecond)) || got.CreatedAt.Location() != time.UTC {
 		t.Fatalf("created_at = %v, want %v in UTC", got.CreatedAt, created.CreatedAt)
 	}
-	_, err = s.CreateSession(ctx, pdp.StoredSession{ID: "s1", PermissionLevel: pdp.ReadOnly, Mode: pdp.OnDemand, ExecutionMode: pdp.Local})
+	_, err = s.CreateSession(ctx, api.Session{ID: "s1", PermissionLevel: api.ReadOnly, Mode: api.OnDemand, ExecutionMode: api.Local})
 	wantErr(t, err, pdp.ErrExists)
-	_, err = s.CreateSession(ctx, pdp.StoredSession{ID: "child", ParentSessionID: "nobody", PermissionLevel: pdp.ReadOnly, Mode: pdp.OnDemand, ExecutionMode: pdp.Local})
+	_, err = s.CreateSession(ctx, api.Session{ID: "child", ParentSessionID: "nobody", PermissionLevel: api.ReadOnly, Mode: api.OnDemand, ExecutionMode: api.Local})
 	wantErr(t, err, pdp.ErrNotFound)
 	_, err = s.GetSession(ctx, "nobody")
 	wantErr(t, err, pdp.ErrNotFound)
@@ -155,8 +155,8 @@ func testSessions(t *testing.T, s Store) {
 	wantErr(t, err, pdp.ErrNotFound)
 	_, err = s.UpdateSession(ctx, "nobody", pdp.SessionPatch{})
 	wantErr(t, err, pdp.ErrNotFound)
-	mustCreate(t, s, pdp.StoredSession{ID: "s1.a", ParentSessionID: "s1"})
-	mustCreate(t, s, pdp.StoredSession{ID: "s1.a.b", ParentSessionID: "s1.a"})
+	mustCreate(t, s, api.Session{ID: "s1.a", ParentSessionID: "s1"})
+	mustCreate(t, s, api.Session{ID: "s1.a.b", ParentSessionID: "s1.a"})
 	for _, id := range []string{"s1", "s1.a", "s1.a.b"} {
 		root, err := s.RootID(ctx, id)
 		if err != nil || root != "s1" {
@@ -175,14 +175,14 @@ func testSessions(t *testing.T, s Store) {
 
 func testEnsureAndClaim(t *testing.T, s Store) {
 	ctx := t.Context()
-	rec := pdp.StoredSession{ID: "auto", PermissionLevel: pdp.ReadOnly, Mode: pdp.OnDemand, ExecutionMode: pdp.Local}
+	rec := api.Session{ID: "auto", PermissionLevel: api.ReadOnly, Mode: api.OnDemand, ExecutionMode: api.Local}
 	got, err := s.EnsureSession(ctx, rec)
 	if err != nil || got.ID != "auto" || got.Workspace != "" {
 		t.Fatalf("EnsureSession = %+v, %v", got, err)
 	}
 	again := rec
-	again.PermissionLevel = pdp.Full
-	if got, err = s.EnsureSession(ctx, again); err != nil || got.PermissionLevel != pdp.ReadOnly {
+	again.PermissionLevel = api.Full
+	if got, err = s.EnsureSession(ctx, again); err != nil || got.PermissionLevel != api.ReadOnly {
 		t.Fatalf("EnsureSession of an existing session = %+v, %v; want the stored one", got, err)
 	}
 	// Concurrent first decisions of one session all get the one stored.
@@ -192,7 +192,7 @@ func testEnsureAndClaim(t *testing.T, s Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := pdp.StoredSession{ID: "raced", PermissionLevel: pdp.Levels[i%len(pdp.Levels)], Mode: pdp.OnDemand, ExecutionMode: pdp.Local}
+			r := api.Session{ID: "raced", PermissionLevel: pdp.Levels[i%len(pdp.Levels)], Mode: api.OnDemand, ExecutionMode: api.Local}
 			if _, err := s.EnsureSession(ctx, r); err != nil {
 				errs <- err
 			}
@@ -216,16 +216,16 @@ func testEnsureAndClaim(t *testing.T, s Store) {
 
 func testUpdateTree(t *testing.T, s Store) {
 	ctx := t.Context()
-	mustCreate(t, s, pdp.StoredSession{ID: "root"})
-	mustCreate(t, s, pdp.StoredSession{ID: "kid", ParentSessionID: "root"})
-	paths := map[string]pdp.PathRule{"**/.env": {Read: "deny", Write: "deny"}, "build/**": {Write: "ask"}}
+	mustCreate(t, s, api.Session{ID: "root"})
+	mustCreate(t, s, api.Session{ID: "kid", ParentSessionID: "root"})
+	paths := map[string]api.PathRule{"**/.env": {Read: "deny", Write: "deny"}, "build/**": {Write: "ask"}}
 	if _, err := s.UpdateSession(ctx, "root", pdp.SessionPatch{PathRules: paths, PathRulesSet: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.GetSession(ctx, "root"); err != nil || fmt.Sprint(got.PathRules) != fmt.Sprint(paths) {
 		t.Fatalf("path rules = %v, %v; want %v", got.PathRules, err, paths)
 	}
-	for i, level := range []pdp.Level{pdp.ReadWrite, pdp.Full, pdp.ReadOnly} {
+	for i, level := range []api.Level{api.ReadWrite, api.Full, api.ReadOnly} {
 		tree, err := s.SessionTree(ctx, "kid") // warm any cache first
 		if err != nil {
 			t.Fatal(err)
@@ -243,7 +243,7 @@ func testUpdateTree(t *testing.T, s Store) {
 		}
 	}
 	got, err := s.UpdateSession(ctx, "root", pdp.SessionPatch{})
-	if err != nil || got.PermissionLevel != pdp.ReadOnly || len(got.PathRules) != 2 {
+	if err != nil || got.PermissionLevel != api.ReadOnly || len(got.PathRules) != 2 {
 		t.Fatalf("empty patch = %+v, %v", got, err)
 	}
 	if got, err = s.UpdateSession(ctx, "root", pdp.SessionPatch{PathRulesSet: true}); err != nil || len(got.PathRules) != 0 {
@@ -257,10 +257,10 @@ func testUpdateTree(t *testing.T, s Store) {
 func testListSessions(t *testing.T, s Store) {
 	ctx := t.Context()
 	for _, id := range []string{"a", "b", "c"} {
-		mustCreate(t, s, pdp.StoredSession{ID: id})
+		mustCreate(t, s, api.Session{ID: id})
 		time.Sleep(2 * time.Millisecond)
 	}
-	level := pdp.Full
+	level := api.Full
 	if _, err := s.UpdateSession(ctx, "a", pdp.SessionPatch{PermissionLevel: &level}); err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func testListSessions(t *testing.T, s Store) {
 	}
 }
 
-func ids(ss []pdp.StoredSession) []string {
+func ids(ss []api.Session) []string {
 	var out []string
 	for _, s := range ss {
 		out = append(out, s.ID)
@@ -283,8 +283,8 @@ func ids(ss []pdp.StoredSession) []string {
 
 func testAuditRoundTrip(t *testing.T, s Store) {
 	ctx := t.Context()
-	ev := event("s", pdp.Allow, 1500*time.Millisecond)
-	ev.Decision.Danger = &pdp.Danger{Verdict: "SAFE", By: "model-x"}
+	ev := event("s", api.Allow, 1500*time.Millisecond)
+	ev.Decision.Danger = &api.Danger{Verdict: "SAFE", By: "model-x"}
 	fp := "git status"
 	ev.Decision.Fingerprint, ev.Decision.Grantable = &fp, true
 	mustRecord(t, s, ev)
@@ -293,7 +293,7 @@ func testAuditRoundTrip(t *testing.T, s Store) {
 		t.Fatal(err)
 	}
 	d := got.Decision
-	if d.DecisionID != ev.Decision.DecisionID || d.Decision != pdp.Allow || d.Source != "level" || d.Rule != "LEVEL_allow" || d.Reason != "because" ||
+	if d.DecisionID != ev.Decision.DecisionID || d.Decision != api.Allow || d.Source != "level" || d.Rule != "LEVEL_allow" || d.Reason != "because" ||
 		*d.Capability != "fs.read" || *d.Fingerprint != fp || !d.Grantable || d.Danger == nil || d.Danger.Verdict != "SAFE" || d.Danger.By != "model-x" ||
 		d.Revision != "r1" || d.NeedApproval {
 		t.Fatalf("decision = %+v", d)
@@ -304,7 +304,7 @@ func testAuditRoundTrip(t *testing.T, s Store) {
 	}
 	_, err = s.Decision(ctx, "nope")
 	wantErr(t, err, pdp.ErrNotFound)
-	bare := event("s", pdp.Deny, 2*time.Second)
+	bare := event("s", api.Deny, 2*time.Second)
 	bare.Decision.Capability, bare.Request.Args = nil, nil
 	mustRecord(t, s, bare)
 	if got, err = s.Decision(ctx, bare.Decision.DecisionID); err != nil || got.Capability != nil || got.Danger != nil || len(got.Args) != 0 {
@@ -319,9 +319,9 @@ func testGroupCommit(t *testing.T, s Store) {
 	const n = 200
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
-	evs := make([]pdp.Event, n)
+	evs := make([]pdp.AuditRecord, n)
 	for i := range n {
-		evs[i] = event(fmt.Sprint("g", i%5), pdp.Allow, time.Duration(i)*time.Millisecond)
+		evs[i] = event(fmt.Sprint("g", i%5), api.Allow, time.Duration(i)*time.Millisecond)
 	}
 	for i := range n {
 		wg.Add(1)
@@ -349,9 +349,9 @@ func testGroupCommit(t *testing.T, s Store) {
 
 func testPaging(t *testing.T, s Store) {
 	ctx := t.Context()
-	var evs []pdp.Event
+	var evs []pdp.AuditRecord
 	for i := range 30 {
-		decision := []string{pdp.Allow, pdp.Deny, pdp.Ask}[i%3]
+		decision := []string{api.Allow, api.Deny, api.Ask}[i%3]
 		ev := event([]string{"p1", "p2"}[i%2], decision, time.Duration(i)*time.Second)
 		if i%4 == 0 {
 			ev.Decision.Source = "rule"
@@ -359,7 +359,7 @@ func testPaging(t *testing.T, s Store) {
 		evs = append(evs, ev)
 	}
 	mustRecord(t, s, evs...)
-	count := func(pred func(pdp.Event) bool, since time.Time, before string) []string {
+	count := func(pred func(pdp.AuditRecord) bool, since time.Time, before string) []string {
 		var out []string
 		for i := len(evs) - 1; i >= 0; i-- {
 			ev := evs[i]
@@ -372,19 +372,19 @@ func testPaging(t *testing.T, s Store) {
 	cases := []struct {
 		name string
 		f    pdp.DecisionFilter
-		pred func(pdp.Event) bool
+		pred func(pdp.AuditRecord) bool
 	}{
-		{"everything", pdp.DecisionFilter{}, func(pdp.Event) bool { return true }},
-		{"session", pdp.DecisionFilter{SessionID: "p1"}, func(e pdp.Event) bool { return e.SessionID == "p1" }},
-		{"decision", pdp.DecisionFilter{Decision: pdp.Ask}, func(e pdp.Event) bool { return e.Decision.Decision == pdp.Ask }},
-		{"source", pdp.DecisionFilter{Source: "rule"}, func(e pdp.Event) bool { return e.Decision.Source == "rule" }},
-		{"session and source", pdp.DecisionFilter{SessionID: "p2", Source: "level"}, func(e pdp.Event) bool {
+		{"everything", pdp.DecisionFilter{}, func(pdp.AuditRecord) bool { return true }},
+		{"session", pdp.DecisionFilter{SessionID: "p1"}, func(e pdp.AuditRecord) bool { return e.SessionID == "p1" }},
+		{"decision", pdp.DecisionFilter{Decision: api.Ask}, func(e pdp.AuditRecord) bool { return e.Decision.Decision == api.Ask }},
+		{"source", pdp.DecisionFilter{Source: "rule"}, func(e pdp.AuditRecord) bool { return e.Decision.Source == "rule" }},
+		{"session and source", pdp.DecisionFilter{SessionID: "p2", Source: "level"}, func(e pdp.AuditRecord) bool {
 			return e.SessionID == "p2" && e.Decision.Source == "level"
 		}},
-		{"all three", pdp.DecisionFilter{SessionID: "p1", Source: "level", Decision: pdp.Deny}, func(e pdp.Event) bool {
-			return e.SessionID == "p1" && e.Decision.Source == "level" && e.Decision.Decision == pdp.Deny
+		{"all three", pdp.DecisionFilter{SessionID: "p1", Source: "level", Decision: api.Deny}, func(e pdp.AuditRecord) bool {
+			return e.SessionID == "p1" && e.Decision.Source == "level" && e.Decision.Decision == api.Deny
 		}},
-		{"since", pdp.DecisionFilter{Since: base.Add(10 * time.Second)}, func(pdp.Event) bool { return true }},
+		{"since", pdp.DecisionFilter{Since: base.Add(10 * time.Second)}, func(pdp.AuditRecord) bool { return true }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -414,24 +414,24 @@ func testPaging(t *testing.T, s Store) {
 
 func testAnswers(t *testing.T, s Store) {
 	ctx := t.Context()
-	mustCreate(t, s, pdp.StoredSession{ID: "s"})
-	ask, allow, notGrantable := shellAsk("s", 0, "git push"), event("s", pdp.Allow, time.Second), shellAsk("s", 2*time.Second, "")
+	mustCreate(t, s, api.Session{ID: "s"})
+	ask, allow, notGrantable := shellAsk("s", 0, "git push"), event("s", api.Allow, time.Second), shellAsk("s", 2*time.Second, "")
 	mustRecord(t, s, ask, allow, notGrantable)
-	_, err := s.AnswerDecision(ctx, "nope", pdp.AllowOnce, "api")
+	_, err := s.AnswerDecision(ctx, "nope", api.AllowOnce, "api")
 	wantErr(t, err, pdp.ErrNotFound)
-	_, err = s.AnswerDecision(ctx, allow.Decision.DecisionID, pdp.AllowOnce, "api")
+	_, err = s.AnswerDecision(ctx, allow.Decision.DecisionID, api.AllowOnce, "api")
 	wantErr(t, err, pdp.ErrConflict)
-	_, err = s.AnswerDecision(ctx, notGrantable.Decision.DecisionID, pdp.AllowSession, "api")
+	_, err = s.AnswerDecision(ctx, notGrantable.Decision.DecisionID, api.AllowSession, "api")
 	wantErr(t, err, pdp.ErrNotGrantable)
 	// Nothing was written: it can still be answered.
-	if got, err := s.AnswerDecision(ctx, notGrantable.Decision.DecisionID, pdp.DenyAnswer, "console"); err != nil || got.Answer.Answer != pdp.DenyAnswer {
+	if got, err := s.AnswerDecision(ctx, notGrantable.Decision.DecisionID, api.DenyAnswer, "console"); err != nil || got.Answer.Answer != api.DenyAnswer {
 		t.Fatalf("answer after a refused allow_session = %+v, %v", got.Answer, err)
 	}
-	got, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, pdp.AllowOnce, "terminal")
+	got, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowOnce, "terminal")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Answer == nil || got.Answer.Answer != pdp.AllowOnce || got.Answer.Channel != "terminal" || got.Answer.GrantID != 0 || got.Answer.AnsweredAt.IsZero() {
+	if got.Answer == nil || got.Answer.Answer != api.AllowOnce || got.Answer.Channel != "terminal" || got.Answer.GrantID != 0 || got.Answer.AnsweredAt.IsZero() {
 		t.Fatalf("answer = %+v", got.Answer)
 	}
 	stored, err := s.Decision(ctx, ask.Decision.DecisionID)
@@ -450,10 +450,10 @@ func wantSettled(t *testing.T, s Store, id, session string) {
 	if err != nil || before.Answer == nil {
 		t.Fatalf("the answered ask = %+v, %v", before.Answer, err)
 	}
-	_, err = s.AnswerDecision(t.Context(), id, pdp.DenyAnswer, "console")
+	_, err = s.AnswerDecision(t.Context(), id, api.DenyAnswer, "console")
 	wantErr(t, err, pdp.ErrConflict)
 	if before.Outcome == nil {
-		if _, err := s.RecordOutcome(t.Context(), id, pdp.AllowOnce, "claude-code", "runtime"); err != nil {
+		if _, err := s.RecordOutcome(t.Context(), id, api.AllowOnce, "claude-code", "runtime"); err != nil {
 			t.Fatalf("an outcome after the answer: %v", err)
 		}
 	}
@@ -470,7 +470,7 @@ func wantSettled(t *testing.T, s Store, id, session string) {
 // recorded and the others are conflicts.
 func testAnswerRace(t *testing.T, s Store) {
 	ctx := t.Context()
-	mustCreate(t, s, pdp.StoredSession{ID: "s"})
+	mustCreate(t, s, api.Session{ID: "s"})
 	for round := range 3 {
 		ask := shellAsk("s", time.Duration(round)*time.Second, "make test")
 		mustRecord(t, s, ask)
@@ -481,7 +481,7 @@ func testAnswerRace(t *testing.T, s Store) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, []string{pdp.AllowSession, pdp.DenyAnswer}[i%2], fmt.Sprint("c", i))
+				_, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, []string{api.AllowSession, api.DenyAnswer}[i%2], fmt.Sprint("c", i))
 				results <- err
 			}()
 		}
@@ -504,14 +504,14 @@ func testAnswerRace(t *testing.T, s Store) {
 
 func testGrantsOnRoot(t *testing.T, s Store) {
 	ctx := t.Context()
-	mustCreate(t, s, pdp.StoredSession{ID: "root"})
-	mustCreate(t, s, pdp.StoredSession{ID: "kid", ParentSessionID: "root"})
+	mustCreate(t, s, api.Session{ID: "root"})
+	mustCreate(t, s, api.Session{ID: "kid", ParentSessionID: "root"})
 	if _, err := s.SessionTree(ctx, "kid"); err != nil { // warm any cache first
 		t.Fatal(err)
 	}
 	ask := shellAsk("kid", 0, "npm test")
 	mustRecord(t, s, ask)
-	got, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, pdp.AllowSession, "console")
+	got, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowSession, "console")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -543,7 +543,7 @@ func testGrantsOnRoot(t *testing.T, s Store) {
 	// The same call granted again keeps one grant.
 	again := shellAsk("kid", time.Second, "npm test")
 	mustRecord(t, s, again)
-	if _, err := s.AnswerDecision(ctx, again.Decision.DecisionID, pdp.AllowSession, "console"); err != nil {
+	if _, err := s.AnswerDecision(ctx, again.Decision.DecisionID, api.AllowSession, "console"); err != nil {
 		t.Fatal(err)
 	}
 	if grants, _ = s.Grants(ctx, "root"); len(grants) != 1 || grants[0].DecisionID != again.Decision.DecisionID {
@@ -562,7 +562,7 @@ func testGrantsOnRoot(t *testing.T, s Store) {
 func testAccessEvents(t *testing.T, s Store) {
 	ctx := t.Context()
 	for i := range 3 {
-		ev := pdp.AccessEvent{Time: base.Add(time.Duration(i) * time.Second), Method: "POST", Route: "/v1/decide", Code: 401 + i,
+		ev := api.AccessEvent{Time: base.Add(time.Duration(i) * time.Second), Method: "POST", Route: "/v1/decide", Code: 401 + i,
 			Token: "t", Reason: fmt.Sprint("r", i), Remote: "10.0.0.1"}
 		if err := s.RecordAccessDenied(ctx, ev); err != nil {
 			t.Fatal(err)
@@ -579,7 +579,7 @@ func testAccessEvents(t *testing.T, s Store) {
 
 func testRecorded(t *testing.T, s Store) {
 	ctx := t.Context()
-	a, b, c := event("r1", pdp.Allow, 0), event("r2", pdp.Deny, time.Second), event("r1", pdp.Ask, 2*time.Second)
+	a, b, c := event("r1", api.Allow, 0), event("r2", api.Deny, time.Second), event("r1", api.Ask, 2*time.Second)
 	a.Recorded = &pdp.Recorded{Input: map[string]any{"tool": "read_file"}}
 	c.Recorded = &pdp.Recorded{Input: map[string]any{"tool": "shell"}, Parent: &pdp.Recorded{Input: map[string]any{"tool": "task"}}}
 	mustRecord(t, s, a, b, c)
@@ -592,7 +592,7 @@ func testRecorded(t *testing.T, s Store) {
 	}
 	collect(pdp.ReplayFilter{})
 	if len(got) != 3 || got[0].DecisionID != a.Decision.DecisionID || got[0].Recorded == nil || got[0].Recorded.Input["tool"] != "read_file" ||
-		got[1].Recorded != nil || got[1].Decision != pdp.Deny || got[1].Rule != "LEVEL_deny" || got[2].Recorded.Parent == nil {
+		got[1].Recorded != nil || got[1].Decision != api.Deny || got[1].Rule != "LEVEL_deny" || got[2].Recorded.Parent == nil {
 		t.Fatalf("recorded = %+v", got)
 	}
 	collect(pdp.ReplayFilter{SessionID: "r1", Since: base.Add(time.Second)})
@@ -603,15 +603,15 @@ func testRecorded(t *testing.T, s Store) {
 
 func testRetention(t *testing.T, s Store) {
 	ctx := t.Context()
-	mustCreate(t, s, pdp.StoredSession{ID: "old"})
-	var evs []pdp.Event
+	mustCreate(t, s, api.Session{ID: "old"})
+	var evs []pdp.AuditRecord
 	for i := range 10 {
-		evs = append(evs, event("old", pdp.Allow, time.Duration(i)*time.Second))
+		evs = append(evs, event("old", api.Allow, time.Duration(i)*time.Second))
 	}
 	ask := shellAsk("old", 9500*time.Millisecond, "go test")
 	evs = append(evs, ask)
 	mustRecord(t, s, evs...)
-	if _, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, pdp.AllowSession, "api"); err != nil {
+	if _, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowSession, "api"); err != nil {
 		t.Fatal(err)
 	}
 	cut := base.Add(5 * time.Second)
@@ -628,7 +628,7 @@ func testRetention(t *testing.T, s Store) {
 		t.Fatal(err)
 	}
 	var got []string
-	err := s.EachDecision(ctx, base.Add(7*time.Second), func(rec pdp.DecisionEvent) error {
+	err := s.EachDecision(ctx, base.Add(7*time.Second), func(rec api.Event) error {
 		got = append(got, rec.DecisionID)
 		return nil
 	})
@@ -651,8 +651,8 @@ func testRetention(t *testing.T, s Store) {
 // is an outcome, not an answer.
 func testOutcomes(t *testing.T, s Store) {
 	ctx := t.Context()
-	mustCreate(t, s, pdp.StoredSession{ID: "s"})
-	ask, other, allow := shellAsk("s", 0, "git push"), shellAsk("s", time.Second, "git pull"), event("s", pdp.Allow, 2*time.Second)
+	mustCreate(t, s, api.Session{ID: "s"})
+	ask, other, allow := shellAsk("s", 0, "git push"), shellAsk("s", time.Second, "git pull"), event("s", api.Allow, 2*time.Second)
 	ask.Request.ToolUseID = "toolu_1"
 	mustRecord(t, s, ask, other, allow)
 	found, err := s.DecisionsByToolUse(ctx, "toolu_1")
@@ -663,12 +663,12 @@ func testOutcomes(t *testing.T, s Store) {
 		t.Fatalf("an unknown tool use = %+v, %v", found, err)
 	}
 	id := ask.Decision.DecisionID
-	_, err = s.RecordOutcome(ctx, id, pdp.AllowSession, "claude-code", "runtime")
+	_, err = s.RecordOutcome(ctx, id, api.AllowSession, "claude-code", "runtime")
 	wantErr(t, err, pdp.ErrConflict)
-	_, err = s.RecordOutcome(ctx, allow.Decision.DecisionID, pdp.AllowOnce, "claude-code", "runtime")
+	_, err = s.RecordOutcome(ctx, allow.Decision.DecisionID, api.AllowOnce, "claude-code", "runtime")
 	wantErr(t, err, pdp.ErrConflict)
-	got, err := s.RecordOutcome(ctx, id, pdp.AllowOnce, "claude-code", "runtime")
-	if err != nil || got.Answer != nil || got.Outcome == nil || got.Outcome.Answer != pdp.AllowOnce || got.Outcome.Channel != "claude-code" ||
+	got, err := s.RecordOutcome(ctx, id, api.AllowOnce, "claude-code", "runtime")
+	if err != nil || got.Answer != nil || got.Outcome == nil || got.Outcome.Answer != api.AllowOnce || got.Outcome.Channel != "claude-code" ||
 		got.Outcome.By != "runtime" || got.Outcome.RecordedAt.IsZero() {
 		t.Fatalf("RecordOutcome = answer %+v, outcome %+v, %v", got.Answer, got.Outcome, err)
 	}
@@ -677,17 +677,17 @@ func testOutcomes(t *testing.T, s Store) {
 		t.Fatalf("stored = answer %+v, outcome %+v, %v; returned %+v", stored.Answer, stored.Outcome, err, got.Outcome)
 	}
 	// One outcome per ask: a second is a conflict and changes nothing.
-	_, err = s.RecordOutcome(ctx, id, pdp.DenyAnswer, "claude-code", "runtime")
+	_, err = s.RecordOutcome(ctx, id, api.DenyAnswer, "claude-code", "runtime")
 	wantErr(t, err, pdp.ErrConflict)
 	// Still pending: a person answers it, and the outcome stays.
-	answered, err := s.AnswerDecision(ctx, id, pdp.DenyAnswer, "console")
-	if err != nil || answered.Answer == nil || answered.Answer.Answer != pdp.DenyAnswer || answered.Answer.Channel != "console" ||
+	answered, err := s.AnswerDecision(ctx, id, api.DenyAnswer, "console")
+	if err != nil || answered.Answer == nil || answered.Answer.Answer != api.DenyAnswer || answered.Answer.Channel != "console" ||
 		answered.Outcome == nil || *answered.Outcome != *got.Outcome {
 		t.Fatalf("a person's answer after the outcome = %+v / %+v, %v", answered.Answer, answered.Outcome, err)
 	}
 	wantSettled(t, s, id, "s")
 	// An ask a person answered first takes the runtime's outcome too.
-	if _, err := s.AnswerDecision(ctx, other.Decision.DecisionID, pdp.AllowOnce, "terminal"); err != nil {
+	if _, err := s.AnswerDecision(ctx, other.Decision.DecisionID, api.AllowOnce, "terminal"); err != nil {
 		t.Fatal(err)
 	}
 	wantSettled(t, s, other.Decision.DecisionID, "s")
@@ -711,13 +711,13 @@ func testChangeLog(t *testing.T, s Store) {
 	if first, last, err := s.ChangeBounds(ctx); err != nil || first != 0 || last != 0 {
 		t.Fatalf("bounds of an empty log = %d, %d, %v", first, last, err)
 	}
-	mustCreate(t, s, pdp.StoredSession{ID: "s"})
+	mustCreate(t, s, api.Session{ID: "s"})
 	ask := shellAsk("s", 0, "git push")
-	mustRecord(t, s, ask, event("s", pdp.Allow, time.Second))
-	if _, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, pdp.DenyAnswer, "console"); err != nil {
+	mustRecord(t, s, ask, event("s", api.Allow, time.Second))
+	if _, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.DenyAnswer, "console"); err != nil {
 		t.Fatal(err)
 	}
-	mode, level := pdp.AlwaysAsk, pdp.ReadWrite
+	mode, level := api.AlwaysAsk, api.ReadWrite
 	if _, err := s.UpdateSession(ctx, "s", pdp.SessionPatch{Mode: &mode}); err != nil {
 		t.Fatal(err)
 	}
@@ -730,7 +730,7 @@ func testChangeLog(t *testing.T, s Store) {
 	}
 	if got[0].Kind != pdp.ChangeAsk || got[0].Decision == nil || got[0].Decision.DecisionID != ask.Decision.DecisionID || got[0].SessionID != "s" ||
 		got[1].Kind != pdp.ChangeAnswer || got[1].Decision == nil || got[1].Decision.Answer == nil ||
-		got[2].Kind != pdp.ChangeLevel || got[2].Session == nil || got[2].Session.PermissionLevel != pdp.ReadWrite {
+		got[2].Kind != pdp.ChangeLevel || got[2].Session == nil || got[2].Session.PermissionLevel != api.ReadWrite {
 		t.Fatalf("changes = %+v", got)
 	}
 	if !(got[0].Seq < got[1].Seq && got[1].Seq < got[2].Seq) {
@@ -744,7 +744,7 @@ func testChangeLog(t *testing.T, s Store) {
 		t.Fatalf("changes after the first = %+v, %v", rest, err)
 	}
 	// Concurrent asks and answers: one entry each, in increasing order.
-	asks := make([]pdp.Event, 40)
+	asks := make([]pdp.AuditRecord, 40)
 	for i := range asks {
 		asks[i] = shellAsk("s", time.Duration(10+i)*time.Second, "make x")
 	}
@@ -754,7 +754,7 @@ func testChangeLog(t *testing.T, s Store) {
 		go func() {
 			defer wg.Done()
 			if err := s.Record(ctx, asks[i]); err == nil && i%2 == 0 {
-				_, _ = s.AnswerDecision(ctx, asks[i].Decision.DecisionID, pdp.AllowOnce, "api")
+				_, _ = s.AnswerDecision(ctx, asks[i].Decision.DecisionID, api.AllowOnce, "api")
 			}
 		}()
 	}
@@ -772,8 +772,8 @@ func testChangeLog(t *testing.T, s Store) {
 
 func testCommandRules(t *testing.T, s Store) {
 	ctx := t.Context()
-	mustCreate(t, s, pdp.StoredSession{ID: "c", CommandRules: map[string]string{"rm -rf": "deny"}})
-	mustCreate(t, s, pdp.StoredSession{ID: "c.kid", ParentSessionID: "c"})
+	mustCreate(t, s, api.Session{ID: "c", CommandRules: map[string]string{"rm -rf": "deny"}})
+	mustCreate(t, s, api.Session{ID: "c.kid", ParentSessionID: "c"})
 	if got, err := s.GetSession(ctx, "c"); err != nil || got.CommandRules["rm -rf"] != "deny" {
 		t.Fatalf("command rules at creation = %v, %v", got.CommandRules, err)
 	}
@@ -798,9 +798,9 @@ func testCommandRules(t *testing.T, s Store) {
 
 // compoundAsk is an ask on "git status && go test ./..." whose first part
 // a rule allows and whose second the level asks for.
-func compoundAsk(session string, offset time.Duration) pdp.Event {
+func compoundAsk(session string, offset time.Duration) pdp.AuditRecord {
 	ev := shellAsk(session, offset, "")
-	allow, rule, src := pdp.Allow, "git status", "command-rule"
+	allow, rule, src := api.Allow, "git status", "command-rule"
 	status, test := "git status", "go test"
 	ev.Decision.Grantable = true
 	ev.Decision.Parts = []api.Part{
@@ -812,18 +812,18 @@ func compoundAsk(session string, offset time.Duration) pdp.Event {
 
 func testProjectGrants(t *testing.T, s Store) {
 	ctx := t.Context()
-	mustCreate(t, s, pdp.StoredSession{ID: "p1", Workspace: "/proj", Owner: "ana"})
-	mustCreate(t, s, pdp.StoredSession{ID: "p2", Workspace: "/proj", Owner: "ana"})
-	mustCreate(t, s, pdp.StoredSession{ID: "other-owner", Workspace: "/proj", Owner: "bo"})
-	mustCreate(t, s, pdp.StoredSession{ID: "nowhere", Owner: "ana"})
+	mustCreate(t, s, api.Session{ID: "p1", Workspace: "/proj", Owner: "ana"})
+	mustCreate(t, s, api.Session{ID: "p2", Workspace: "/proj", Owner: "ana"})
+	mustCreate(t, s, api.Session{ID: "other-owner", Workspace: "/proj", Owner: "bo"})
+	mustCreate(t, s, api.Session{ID: "nowhere", Owner: "ana"})
 
 	ask := compoundAsk("p1", 0)
 	mustRecord(t, s, ask)
 	stored, err := s.Decision(ctx, ask.Decision.DecisionID)
-	if err != nil || len(stored.Parts) != 2 || stored.Parts[0].Decision == nil || *stored.Parts[0].Decision != pdp.Allow || stored.Parts[1].Decision != nil {
+	if err != nil || len(stored.Parts) != 2 || stored.Parts[0].Decision == nil || *stored.Parts[0].Decision != api.Allow || stored.Parts[1].Decision != nil {
 		t.Fatalf("stored parts = %+v, %v", stored.Parts, err)
 	}
-	got, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, pdp.AllowProject, "console")
+	got, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowProject, "console")
 	if err != nil || got.Answer.GrantID == 0 {
 		t.Fatalf("allow_project = %+v, %v", got.Answer, err)
 	}
@@ -858,15 +858,15 @@ func testProjectGrants(t *testing.T, s Store) {
 	// No workspace, no project: nothing is written.
 	homeless := compoundAsk("nowhere", time.Second)
 	mustRecord(t, s, homeless)
-	_, err = s.AnswerDecision(ctx, homeless.Decision.DecisionID, pdp.AllowProject, "console")
+	_, err = s.AnswerDecision(ctx, homeless.Decision.DecisionID, api.AllowProject, "console")
 	wantErr(t, err, pdp.ErrNotGrantable)
 	// A part without a fingerprint makes the call not grantable.
 	bad := compoundAsk("p1", 2*time.Second)
 	bad.Decision.Parts[1].Fingerprint = nil
 	mustRecord(t, s, bad)
-	_, err = s.AnswerDecision(ctx, bad.Decision.DecisionID, pdp.AllowSession, "console")
+	_, err = s.AnswerDecision(ctx, bad.Decision.DecisionID, api.AllowSession, "console")
 	wantErr(t, err, pdp.ErrNotGrantable)
-	if got, err := s.AnswerDecision(ctx, bad.Decision.DecisionID, pdp.AllowOnce, "console"); err != nil || got.Answer.Answer != pdp.AllowOnce {
+	if got, err := s.AnswerDecision(ctx, bad.Decision.DecisionID, api.AllowOnce, "console"); err != nil || got.Answer.Answer != api.AllowOnce {
 		t.Fatalf("allow_once after a refused allow_session = %+v, %v", got.Answer, err)
 	}
 }
@@ -878,7 +878,7 @@ func testProjectGrants(t *testing.T, s Store) {
 // is unanswered again; a person's answer stays as it was.
 func OutcomesMoved(t *testing.T, s Store, exec func(ctx context.Context, sql string) error) {
 	ctx := t.Context()
-	mustCreate(t, s, pdp.StoredSession{ID: "s"})
+	mustCreate(t, s, api.Session{ID: "s"})
 	reported, person := shellAsk("s", 0, "git push"), shellAsk("s", time.Second, "git pull")
 	mustRecord(t, s, reported, person)
 	const at = "2026-11-29T10:00:15.000000000Z"
@@ -896,16 +896,16 @@ func OutcomesMoved(t *testing.T, s Store, exec func(ctx context.Context, sql str
 	want := time.Date(2026, 11, 29, 10, 0, 15, 0, time.UTC)
 	got, err := s.Decision(ctx, reported.Decision.DecisionID)
 	if err != nil || got.Answer != nil || got.Outcome == nil ||
-		*got.Outcome != (pdp.Outcome{Answer: pdp.AllowOnce, Channel: "claude-code", By: "runtime", RecordedAt: want}) {
+		*got.Outcome != (api.Outcome{Answer: api.AllowOnce, Channel: "claude-code", By: "runtime", RecordedAt: want}) {
 		t.Fatalf("an outcome recorded as an answer, moved: answer %+v, outcome %+v, %v", got.Answer, got.Outcome, err)
 	}
 	got, err = s.Decision(ctx, person.Decision.DecisionID)
 	if err != nil || got.Outcome != nil || got.Answer == nil ||
-		*got.Answer != (pdp.Answer{Answer: pdp.DenyAnswer, Channel: "console", AnsweredAt: want}) {
+		*got.Answer != (api.Answer{Answer: api.DenyAnswer, Channel: "console", AnsweredAt: want}) {
 		t.Fatalf("a person's answer, moved: answer %+v, outcome %+v, %v", got.Answer, got.Outcome, err)
 	}
 	// The ask the runtime reported on is a person's to answer now.
-	if _, err := s.AnswerDecision(ctx, reported.Decision.DecisionID, pdp.AllowOnce, "console"); err != nil {
+	if _, err := s.AnswerDecision(ctx, reported.Decision.DecisionID, api.AllowOnce, "console"); err != nil {
 		t.Fatalf("answering it: %v", err)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
 )
@@ -164,7 +165,7 @@ func run(t *testing.T, s setup) (int, map[string]any) {
 			t.Fatal(err)
 		}
 		for _, id := range []string{"fc", "smart"} {
-			if _, err := st.CreateSession(ctx, pdp.StoredSession{ID: id, PermissionLevel: pdp.ReadOnly, Mode: pdp.OnDemand, ExecutionMode: pdp.Local, Workspace: "/w"}); err != nil {
+			if _, err := st.CreateSession(ctx, api.Session{ID: id, PermissionLevel: api.ReadOnly, Mode: api.OnDemand, ExecutionMode: api.Local, Workspace: "/w"}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -179,15 +180,15 @@ func run(t *testing.T, s setup) (int, map[string]any) {
 	if s.assessor != nil {
 		components.Assessor = s.assessor(t)
 	}
-	api := httpapi.New(httpapi.Config{Engine: pdp.New(s.policy(t), components), Store: store})
-	srv := httptest.NewServer(api)
+	handler := httpapi.New(httpapi.Config{Engine: pdp.New(s.policy(t), components), Store: store})
+	srv := httptest.NewServer(handler)
 	defer srv.Close()
 	call := s.call
 	if call == nil {
 		call = read
 	}
 	if call["session_id"] == "smart" && len(s.store.Pragmas) == 0 {
-		if _, err := store.CreateSession(ctx, pdp.StoredSession{ID: "smart", PermissionLevel: pdp.Smart, Mode: pdp.OnDemand, ExecutionMode: pdp.Local, Workspace: "/w"}); err != nil {
+		if _, err := store.CreateSession(ctx, api.Session{ID: "smart", PermissionLevel: api.Smart, Mode: api.OnDemand, ExecutionMode: api.Local, Workspace: "/w"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -209,7 +210,7 @@ func run(t *testing.T, s setup) (int, map[string]any) {
 			time.Sleep(300 * time.Millisecond)
 			list, _ := store.Decisions(ctx, pdp.DecisionFilter{Limit: 10})
 			for _, ev := range list {
-				if ev.Decision.Decision == pdp.Allow {
+				if ev.Decision.Decision == api.Allow {
 					return 0, map[string]any{"decision": "allow"}
 				}
 			}
