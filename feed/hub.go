@@ -8,8 +8,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-
-	"github.com/toolperm/pdp/pdp"
 )
 
 // Options tune a Hub; the zero value is sane.
@@ -36,26 +34,26 @@ type Options struct {
 // batch bounds one read of the log and one hand-over to a subscriber.
 const batch = 256
 
-// Hub is the live change feed; it implements pdp.Feed. Publishing never
+// Hub is the live change feed; it implements Feed. Publishing never
 // waits for a reader: Changed only wakes the hub.
 type Hub struct {
-	log     pdp.ChangeLog
+	log     ChangeLog
 	opts    Options
 	wake    chan struct{}
 	done    chan struct{}
 	stopped chan struct{}
 
 	mu     sync.Mutex
-	head   int64        // the last Seq read from the log
-	ring   []pdp.Change // the most recent changes, oldest first
+	head   int64    // the last Seq read from the log
+	ring   []Change // the most recent changes, oldest first
 	subs   map[*subscription]struct{}
 	closed bool
 }
 
-var _ pdp.Feed = (*Hub)(nil)
+var _ Feed = (*Hub)(nil)
 
 // New returns a hub reading log, starting at its current end.
-func New(ctx context.Context, log pdp.ChangeLog, opts Options) (*Hub, error) {
+func New(ctx context.Context, log ChangeLog, opts Options) (*Hub, error) {
 	if opts.Ring <= 0 {
 		opts.Ring = 1024
 	}
@@ -184,11 +182,11 @@ func (h *Hub) skipToEnd() {
 
 // Subscribe starts a reader after Seq after; after < 0 starts at the
 // end of the log (only what comes next).
-func (h *Hub) Subscribe(ctx context.Context, after int64) (pdp.Subscription, error) {
+func (h *Hub) Subscribe(ctx context.Context, after int64) (Subscription, error) {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		return nil, pdp.ErrFeedClosed
+		return nil, ErrFeedClosed
 	}
 	head := h.head
 	if after < 0 {
@@ -204,15 +202,15 @@ func (h *Hub) Subscribe(ctx context.Context, after int64) (pdp.Subscription, err
 		// An id past the log's end was never given by this log (another
 		// database); one before its start names changes no longer kept.
 		if after > last || (after < head && first > 0 && after < first-1) {
-			return nil, pdp.ErrResumeTooOld
+			return nil, ErrResumeTooOld
 		}
 	}
-	s := &subscription{h: h, after: after, out: make(chan pdp.Change, h.opts.Buffer),
+	s := &subscription{h: h, after: after, out: make(chan Change, h.opts.Buffer),
 		wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		return nil, pdp.ErrFeedClosed
+		return nil, ErrFeedClosed
 	}
 	h.subs[s] = struct{}{}
 	h.mu.Unlock()
@@ -223,11 +221,11 @@ func (h *Hub) Subscribe(ctx context.Context, after int64) (pdp.Subscription, err
 // since returns the next changes after pos, up to batch: from the ring
 // when it covers pos, else from the log (never past head, so the order
 // with the ring holds).
-func (h *Hub) since(pos int64) ([]pdp.Change, error) {
+func (h *Hub) since(pos int64) ([]Change, error) {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		return nil, pdp.ErrFeedClosed
+		return nil, ErrFeedClosed
 	}
 	head := h.head
 	if pos >= head {
@@ -255,7 +253,7 @@ func (h *Hub) since(pos int64) ([]pdp.Change, error) {
 	}
 	if len(cs) == 0 {
 		// The log lost what the hub read after pos: it was pruned.
-		return nil, pdp.ErrResumeTooOld
+		return nil, ErrResumeTooOld
 	}
 	return cs, nil
 }
@@ -271,16 +269,16 @@ func (h *Hub) remove(s *subscription) {
 type subscription struct {
 	h     *Hub
 	after int64
-	out   chan pdp.Change
+	out   chan Change
 	wake  chan struct{}
 	stop  chan struct{}
 	once  sync.Once
 	err   error // set before out is closed
 }
 
-func (s *subscription) Changes() <-chan pdp.Change { return s.out }
-func (s *subscription) After() int64               { return s.after }
-func (s *subscription) Err() error                 { return s.err }
+func (s *subscription) Changes() <-chan Change { return s.out }
+func (s *subscription) After() int64           { return s.after }
+func (s *subscription) Err() error             { return s.err }
 
 // Close ends the subscription.
 func (s *subscription) Close() {
@@ -308,7 +306,7 @@ func (s *subscription) pump() {
 		}
 		for _, c := range cs {
 			if err := s.send(c); err != nil {
-				if errors.Is(err, pdp.ErrSlowReader) {
+				if errors.Is(err, ErrSlowReader) {
 					s.h.opts.Logger.Warn("dropped an event reader that fell behind; it resumes from its last id", "after", pos, "buffer", cap(s.out), "stall", s.h.opts.Stall)
 				}
 				s.err = err
@@ -324,7 +322,7 @@ func (s *subscription) pump() {
 		case <-s.stop:
 			return
 		case <-s.h.done:
-			s.err = pdp.ErrFeedClosed
+			s.err = ErrFeedClosed
 			return
 		}
 	}
@@ -332,7 +330,7 @@ func (s *subscription) pump() {
 
 // send waits at most Stall for room in the buffer: a reader that takes
 // longer is dropped, so nothing waits on it and nothing piles up for it.
-func (s *subscription) send(c pdp.Change) error {
+func (s *subscription) send(c Change) error {
 	select {
 	case s.out <- c:
 		return nil
@@ -350,11 +348,11 @@ func (s *subscription) send(c pdp.Change) error {
 	case s.out <- c:
 		return nil
 	case <-stalled:
-		return pdp.ErrSlowReader
+		return ErrSlowReader
 	case <-s.stop:
 		return errClosed
 	case <-s.h.done:
-		return pdp.ErrFeedClosed
+		return ErrFeedClosed
 	}
 }
 

@@ -15,11 +15,11 @@ import (
 
 // countingLog is a store's change log that counts what the hub asks of it.
 type countingLog struct {
-	pdp.ChangeLog
+	feed.ChangeLog
 	reads, bounds atomic.Int64
 }
 
-func (l *countingLog) ChangesAfter(ctx context.Context, after int64, limit int) ([]pdp.Change, error) {
+func (l *countingLog) ChangesAfter(ctx context.Context, after int64, limit int) ([]feed.Change, error) {
 	l.reads.Add(1)
 	return l.ChangeLog.ChangesAfter(ctx, after, limit)
 }
@@ -47,9 +47,9 @@ func levelChanges(t *testing.T, s *sqlite.Store, id string, n int) {
 	}
 }
 
-func receive(t *testing.T, sub pdp.Subscription, n int) []pdp.Change {
+func receive(t *testing.T, sub feed.Subscription, n int) []feed.Change {
 	t.Helper()
-	var got []pdp.Change
+	var got []feed.Change
 	timeout := time.After(5 * time.Second)
 	for len(got) < n {
 		select {
@@ -105,7 +105,7 @@ func TestAHubWithoutSubscribersReadsNoChanges(t *testing.T) {
 	defer sub.Close()
 	got := receive(t, sub, 5)
 	for i, c := range got {
-		if c.Kind != pdp.ChangeLevel || c.Session == nil || (i > 0 && c.Seq <= got[i-1].Seq) {
+		if c.Kind != feed.ChangeLevel || c.Session == nil || (i > 0 && c.Seq <= got[i-1].Seq) {
 			t.Fatalf("change %d: %+v", i, c)
 		}
 	}

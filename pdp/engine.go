@@ -11,6 +11,14 @@ import (
 	"github.com/toolperm/pdp/api"
 )
 
+// Notifier is told that the store committed changes. The engine calls it
+// after recording an ask, the API after an answer, an outcome or a level
+// change. A store shared by replicas (PostgreSQL) calls it too when
+// another replica commits a change, so every replica's readers see it.
+type Notifier interface {
+	Changed()
+}
+
 // Assessor judges whether a shell command is dangerous. It never fails:
 // any error is its own DANGEROUS verdict, with By saying why.
 type Assessor interface {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -44,7 +45,7 @@ func (s *Server) events(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	sub, err := s.cfg.Feed.Subscribe(ctx, after)
-	if errors.Is(err, pdp.ErrResumeTooOld) {
+	if errors.Is(err, feed.ErrResumeTooOld) {
 		return fail(http.StatusGone, "resume_too_old", "the events after %d are not kept (any more): list what you need again (GET /v1/decisions?decision=ask) and reconnect without Last-Event-ID", after)
 	}
 	if err != nil {
@@ -133,8 +134,8 @@ func (s *Server) events(c echo.Context) error {
 // not see it (or its decision is gone from the trail). Every stream that
 // sends the change shares one encoding of it (s.frames); the frame must
 // not be changed.
-func (s *Server) eventFrame(ctx context.Context, change pdp.Change, who pdp.Caller) ([]byte, error) {
-	if (change.Kind != pdp.ChangeLevel || change.Session == nil) && change.Decision == nil {
+func (s *Server) eventFrame(ctx context.Context, change feed.Change, who pdp.Caller) ([]byte, error) {
+	if (change.Kind != feed.ChangeLevel || change.Session == nil) && change.Decision == nil {
 		return nil, nil
 	}
 	err := s.sessions.MayRead(ctx, change.SessionID, who, pdp.ErrNotFound)
@@ -146,7 +147,7 @@ func (s *Server) eventFrame(ctx context.Context, change pdp.Change, who pdp.Call
 	}
 	return s.frames.encoded(change, func() ([]byte, error) {
 		var data any = change.Session
-		if change.Kind != pdp.ChangeLevel || change.Session == nil {
+		if change.Kind != feed.ChangeLevel || change.Session == nil {
 			data = listDecision(*change.Decision, s.cfg.MaxListArgBytes)
 		}
 		raw, err := json.Marshal(data)
@@ -194,7 +195,7 @@ func newEventFrames() *eventFrames {
 }
 
 // encoded returns change's frame, encoding it with encode the first time.
-func (f *eventFrames) encoded(change pdp.Change, encode func() ([]byte, error)) ([]byte, error) {
+func (f *eventFrames) encoded(change feed.Change, encode func() ([]byte, error)) ([]byte, error) {
 	key := frameKey{change.Seq, change.Decision, change.Session}
 	f.mu.Lock()
 	e := f.frames[key]

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolperm/pdp/api"
-	"github.com/toolperm/pdp/pdp"
+	"github.com/toolperm/pdp/feed"
 )
 
 // A change is encoded once however many streams send it, also when they
@@ -15,7 +15,7 @@ func TestEventFramesEncodeAChangeOnce(t *testing.T) {
 	f := newEventFrames()
 	encodes := map[*api.Event]int{}
 	var mu sync.Mutex
-	frame := func(c pdp.Change) []byte {
+	frame := func(c feed.Change) []byte {
 		raw, err := f.encoded(c, func() ([]byte, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -27,7 +27,7 @@ func TestEventFramesEncodeAChangeOnce(t *testing.T) {
 		}
 		return raw
 	}
-	ask := pdp.Change{Seq: 7, Kind: pdp.ChangeAsk, Decision: &api.Event{}}
+	ask := feed.Change{Seq: 7, Kind: feed.ChangeAsk, Decision: &api.Event{}}
 	ask.Decision.DecisionID = "d-7"
 	var streams sync.WaitGroup
 	for range 100 {
@@ -50,7 +50,7 @@ func TestEventFramesEncodeAChangeOnce(t *testing.T) {
 	}
 
 	for i := range frameCache {
-		newer := pdp.Change{Seq: int64(100 + i), Kind: pdp.ChangeAsk, Decision: &api.Event{}}
+		newer := feed.Change{Seq: int64(100 + i), Kind: feed.ChangeAsk, Decision: &api.Event{}}
 		frame(newer)
 	}
 	frame(ask)

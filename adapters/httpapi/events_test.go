@@ -254,7 +254,7 @@ func TestEventsASlowSubscriberIsDropped(t *testing.T) {
 	logger, dropped := logged("dropped an event reader that fell behind; it resumes from its last id")
 	var hub *feed.Hub
 	s := startServiceWith(t, func(c *httpapi.Config, comp *pdp.Components) {
-		h, err := feed.New(context.Background(), c.Store.(pdp.ChangeLog), feed.Options{Buffer: 4, Logger: logger,
+		h, err := feed.New(context.Background(), c.Store.(feed.ChangeLog), feed.Options{Buffer: 4, Logger: logger,
 			After: func(time.Duration) <-chan time.Time {
 				end := make(chan time.Time, 1)
 				stalls <- end
@@ -296,8 +296,8 @@ func TestEventsASlowSubscriberIsDropped(t *testing.T) {
 	for range slow.Changes() {
 		n++
 	}
-	if !errors.Is(slow.Err(), pdp.ErrSlowReader) || n != 4 {
-		t.Fatalf("the slow subscriber ended with %v after %d changes, want %v after its buffer's 4", slow.Err(), n, pdp.ErrSlowReader)
+	if !errors.Is(slow.Err(), feed.ErrSlowReader) || n != 4 {
+		t.Fatalf("the slow subscriber ended with %v after %d changes, want %v after its buffer's 4", slow.Err(), n, feed.ErrSlowReader)
 	}
 }
 

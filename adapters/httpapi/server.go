@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/internal/buildinfo"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -70,7 +71,7 @@ type Config struct {
 	// Feed serves GET /v1/events and is told of every answer and level
 	// change the API records (the engine tells it of asks); without one
 	// the route answers 503.
-	Feed pdp.Feed
+	Feed feed.Feed
 	// MaxListArgBytes bounds each argument string of an item that
 	// GET /v1/decisions returns (default 4 KiB); longer ones are cut and
 	// the item says "truncated": true. GET /v1/decisions/{id} is whole.

@@ -11,6 +11,7 @@ import (
 	"github.com/toolperm/pdp/adapters/postgres"
 	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -23,7 +24,7 @@ type Database interface {
 	pdp.AuditLog
 	pdp.RecordedDecisions
 	pdp.TrailPruner
-	pdp.ChangeLog
+	feed.ChangeLog
 	// EachDecision streams the events at or after since, oldest first.
 	EachDecision(ctx context.Context, since time.Time, fn func(api.Event) error) error
 	Close() error

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -51,7 +52,7 @@ func (s *Store) RecordOutcome(ctx context.Context, id, answer, channel, by strin
 		}
 		return rec, fmt.Errorf("decision %s already has an outcome: %w", id, pdp.ErrConflict)
 	}
-	if err := s.AddChanges(ctx, tx, Change{Time: now, Kind: pdp.ChangeOutcome, SessionID: rec.SessionID, DecisionID: id}); err != nil {
+	if err := s.AddChanges(ctx, tx, Change{Time: now, Kind: feed.ChangeOutcome, SessionID: rec.SessionID, DecisionID: id}); err != nil {
 		return rec, err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -98,7 +99,7 @@ func (s *Store) answer(ctx context.Context, id string, a api.Answer, doing strin
 			return rec, err
 		}
 	}
-	if err := s.AddChanges(ctx, tx, Change{Time: now, Kind: pdp.ChangeAnswer, SessionID: rec.SessionID, DecisionID: id}); err != nil {
+	if err := s.AddChanges(ctx, tx, Change{Time: now, Kind: feed.ChangeAnswer, SessionID: rec.SessionID, DecisionID: id}); err != nil {
 		return rec, err
 	}
 	if s.Answered != nil {

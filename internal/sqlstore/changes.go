@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/internal/storerows"
-	"github.com/toolperm/pdp/pdp"
 )
 
 // Columns are the change's values for the decision_id and session
@@ -33,7 +33,7 @@ func Asks(batch []PendingEvent) []Change {
 	var asks []Change
 	for _, p := range batch {
 		if ev := p.Event; ev.Decision.Decision == api.Ask {
-			asks = append(asks, Change{Time: ev.Time, Kind: pdp.ChangeAsk, SessionID: ev.SessionID, DecisionID: ev.Decision.DecisionID})
+			asks = append(asks, Change{Time: ev.Time, Kind: feed.ChangeAsk, SessionID: ev.SessionID, DecisionID: ev.Decision.DecisionID})
 		}
 	}
 	return asks
@@ -42,7 +42,7 @@ func Asks(batch []PendingEvent) []Change {
 // ChangesAfter returns up to limit changes after seq, oldest first, each
 // with its decision as the audit trail now has it, or the session as it
 // was after a level change.
-func (s *Store) ChangesAfter(ctx context.Context, after int64, limit int) ([]pdp.Change, error) {
+func (s *Store) ChangesAfter(ctx context.Context, after int64, limit int) ([]feed.Change, error) {
 	rows, err := s.Read.Query(ctx, `SELECT seq, time, kind, session_id, decision_id, session FROM changes WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading the change log: %w", err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -125,7 +126,7 @@ func (s *Store) UpdateSession(ctx context.Context, id string, p pdp.SessionPatch
 	}
 	if levelChanged {
 		snapshot := rec
-		if err := s.AddChanges(ctx, tx, Change{Time: rec.UpdatedAt, Kind: pdp.ChangeLevel, SessionID: id, Session: &snapshot}); err != nil {
+		if err := s.AddChanges(ctx, tx, Change{Time: rec.UpdatedAt, Kind: feed.ChangeLevel, SessionID: id, Session: &snapshot}); err != nil {
 			return rec, err
 		}
 	}

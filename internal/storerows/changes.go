@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -14,11 +15,11 @@ import (
 // decision_id, session FROM changes`; it returns the changes without
 // their decisions and, for AttachDecisions, the id each names ("" for
 // none).
-func Changes(rows Rows) ([]pdp.Change, []string, error) {
-	var out []pdp.Change
+func Changes(rows Rows) ([]feed.Change, []string, error) {
+	var out []feed.Change
 	var decisionIDs []string
 	for rows.Next() {
-		var c pdp.Change
+		var c feed.Change
 		var t Time
 		var decisionID, session *string
 		if err := rows.Scan(&c.Seq, &t, &c.Kind, &c.SessionID, &decisionID, &session); err != nil {
@@ -52,7 +53,7 @@ func ChangeSession(raw *string) *api.Session {
 // (decisionIDs[i] for changes[i], "" for none), as decision reads it
 // now; a decision pruned from the trail since leaves its change without
 // one.
-func AttachDecisions(ctx context.Context, changes []pdp.Change, decisionIDs []string, decision func(context.Context, string) (api.Event, error)) error {
+func AttachDecisions(ctx context.Context, changes []feed.Change, decisionIDs []string, decision func(context.Context, string) (api.Event, error)) error {
 	for i, id := range decisionIDs {
 		if id == "" {
 			continue

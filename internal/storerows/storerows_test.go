@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/internal/storerows"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -77,7 +78,7 @@ func TestDecision(t *testing.T) {
 }
 
 func TestAttachDecisions(t *testing.T) {
-	changes := make([]pdp.Change, 3)
+	changes := make([]feed.Change, 3)
 	lookup := func(_ context.Context, id string) (api.Event, error) {
 		if id == "pruned" {
 			return api.Event{}, fmt.Errorf("decision %s: %w", id, pdp.ErrNotFound)

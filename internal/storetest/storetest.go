@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/internal/schema"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -27,7 +28,7 @@ type Store interface {
 	pdp.RecordedDecisions
 	pdp.TrailPruner
 	pdp.OutcomeStore
-	pdp.ChangeLog
+	feed.ChangeLog
 	// EachDecision streams the events at or after since, oldest first
 	// (pdp audit export).
 	EachDecision(ctx context.Context, since time.Time, fn func(api.Event) error) error
@@ -728,9 +729,9 @@ func testChangeLog(t *testing.T, s Store) {
 	if err != nil || len(got) != 3 {
 		t.Fatalf("changes = %+v, %v; want ask, answer, level", got, err)
 	}
-	if got[0].Kind != pdp.ChangeAsk || got[0].Decision == nil || got[0].Decision.DecisionID != ask.Decision.DecisionID || got[0].SessionID != "s" ||
-		got[1].Kind != pdp.ChangeAnswer || got[1].Decision == nil || got[1].Decision.Answer == nil ||
-		got[2].Kind != pdp.ChangeLevel || got[2].Session == nil || got[2].Session.PermissionLevel != api.ReadWrite {
+	if got[0].Kind != feed.ChangeAsk || got[0].Decision == nil || got[0].Decision.DecisionID != ask.Decision.DecisionID || got[0].SessionID != "s" ||
+		got[1].Kind != feed.ChangeAnswer || got[1].Decision == nil || got[1].Decision.Answer == nil ||
+		got[2].Kind != feed.ChangeLevel || got[2].Session == nil || got[2].Session.PermissionLevel != api.ReadWrite {
 		t.Fatalf("changes = %+v", got)
 	}
 	if !(got[0].Seq < got[1].Seq && got[1].Seq < got[2].Seq) {

@@ -1,4 +1,4 @@
-package pdp
+package feed
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/pdp"
 )
 
 // The kinds of change the live feed carries (GET /v1/events).
@@ -53,19 +54,11 @@ type ChangeLog interface {
 	ChangeBounds(ctx context.Context) (first, last int64, err error)
 }
 
-// Notifier is told that the store committed changes. The engine calls it
-// after recording an ask, the API after an answer, an outcome or a level
-// change. A store shared by replicas (PostgreSQL) calls it too when
-// another replica commits a change, so every replica's readers see it.
-type Notifier interface {
-	Changed()
-}
-
 // Feed delivers the change log to live readers: it reads the log when
 // notified, keeps the recent changes in memory, and hands each reader the
 // changes after the one it last saw.
 type Feed interface {
-	Notifier
+	pdp.Notifier
 	// Subscribe starts a reader after Seq after (below 0: from now on).
 	// ErrResumeTooOld when the log no longer holds what follows after,
 	// or never held after.
