@@ -118,8 +118,9 @@ func (h *Hub) run() {
 // read appends what the log has after head to the ring and wakes the
 // subscribers. With no subscriber it only moves head to the log's end and
 // empties the ring: reading every change (a decision's whole record) for
-// no one cost 4–6 % of serve's CPU under load, and a subscriber that
-// comes later and resumes from before head is served from the log.
+// no one was a measurable share of serve's CPU under load
+// (docs/performance.md), and a subscriber that comes later and resumes
+// from before head is served from the log.
 func (h *Hub) read() {
 	h.mu.Lock()
 	idle := len(h.subs) == 0

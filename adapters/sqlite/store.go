@@ -117,7 +117,7 @@ func open(ctx context.Context, path string, opts Options, busy time.Duration) (*
 		q.Set("_txlock", "immediate")
 		// Each connection keeps its recent prepared statements: the audit
 		// writer runs the same few per decision, and preparing them anew
-		// cost about 2.5 % of serve's CPU on cold shell commands.
+		// showed in serve's CPU profile (docs/performance.md).
 		q.Set("_stmt_cache_size", "64")
 		q.Set("mode", mode)
 		return "file:" + path + "?" + q.Encode()

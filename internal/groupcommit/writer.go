@@ -109,9 +109,9 @@ func (w *Writer[T]) run() {
 		if len(w.queue) == 0 {
 			// A submitter that was just made runnable is usually about
 			// to queue its item: let it, so the commit carries it too.
-			// Under load this doubled the items per transaction (3 → 7
-			// in serve's mixed stream, +7–13 % decisions/s); alone it
-			// costs a yield that returns at once.
+			// Under load this doubles the items per transaction
+			// (docs/performance.md); alone it costs a yield that returns
+			// at once.
 			runtime.Gosched()
 		}
 	fill:
