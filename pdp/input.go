@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
@@ -60,27 +59,6 @@ var reusePaths = evalcache.Paths{
 	},
 }
 
-// withDefaults returns a copy of s with the defaults filled in: READ_ONLY,
-// on-demand, LOCAL. The workspace has no default here: a session without
-// one confines nothing, so every path is outside. Callers that have a
-// default (the CLI's inline sessions, the service's first cwd) fill it in.
-func withDefaults(s *SessionTree) *SessionTree {
-	out := SessionTree{}
-	if s != nil {
-		out = *s
-	}
-	if out.PermissionLevel == "" {
-		out.PermissionLevel = api.ReadOnly
-	}
-	if out.Mode == "" {
-		out.Mode = api.OnDemand
-	}
-	if out.ExecutionMode == "" {
-		out.ExecutionMode = api.Local
-	}
-	return &out
-}
-
 // input is the document the policy judges for session s: only facts, not
 // raw arguments.
 func (pl *pipeline) input(ctx context.Context, s *SessionTree) (map[string]any, WorkspaceVerdict, error) {
@@ -102,7 +80,10 @@ func (pl *pipeline) input(ctx context.Context, s *SessionTree) (map[string]any, 
 	if action, ok := req.Args["action"].(string); ok {
 		in["action"] = action
 	}
-	if pl.shell != nil {
+	if pl.facts != nil {
+		if pl.shell == nil { // once per decision: the parent's chain shares it
+			pl.shell = shellInput(*pl.facts)
+		}
 		in["shell"] = pl.shell
 	}
 	return in, verdict, nil
@@ -237,27 +218,10 @@ func redirectsInput(list []ShellRedirect) []any {
 	return out
 }
 
-func dangerInput(d api.Danger) map[string]any {
-	return map[string]any{"verdict": d.Verdict, "by": d.By}
-}
-
 func strings2any(list []string) []any {
 	out := make([]any, len(list))
 	for i, s := range list {
 		out[i] = s
 	}
 	return out
-}
-
-// shellJoin quotes argv into the command string the assessor sees.
-func shellJoin(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,@%+") == "" {
-			parts[i] = a
-		} else {
-			parts[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-	}
-	return strings.Join(parts, " ")
 }

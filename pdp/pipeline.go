@@ -5,10 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
-
-	"github.com/open-policy-agent/opa/v1/ast"
-	"github.com/open-policy-agent/opa/v1/rego"
 
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp/internal/evalcache"
@@ -26,8 +22,9 @@ type pipeline struct {
 	call    Call
 	command string
 	facts   *ShellFacts
-	shell   map[string]any
-	danger  *api.Danger
+	// shell is the facts as the input document carries them (input.go).
+	shell  map[string]any
+	danger *api.Danger
 }
 
 func (e *Engine) evaluate(ctx context.Context, p *Policy, call Call) (api.Decision, *Recorded, error) {
@@ -69,7 +66,7 @@ func (pl *pipeline) parseCommand(ctx context.Context) error {
 		pl.command = shellJoin(argv)
 		f = pl.e.c.Shell.FromArgv(argv)
 	}
-	pl.facts, pl.shell = &f, shellInput(f)
+	pl.facts = &f
 	return nil
 }
 
@@ -118,14 +115,6 @@ func (f liveFacts) parent(ctx context.Context) (api.Decision, *Recorded, error) 
 	}
 	out, rec, err := f.pl.run(ctx, withDefaults(f.s.Parent), false)
 	return out.decision, rec, err
-}
-
-// evaluator evaluates input documents against one policy.
-type evaluator struct {
-	p       *Policy
-	timeout time.Duration
-	obs     Observer
-	now     func() time.Time
 }
 
 // resolve evaluates in, supplies what the policy says it needs from f and
@@ -185,45 +174,6 @@ func (pl *pipeline) assess(ctx context.Context, s *SessionTree) api.Danger {
 	return *pl.danger
 }
 
-// eval evaluates in; prev is the previous round of the same decision
-// (nil for the first), and the returned round is this one for the next
-// (nil when the memo answered).
-func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, prev *evalcache.Round) (evaluation, *evalcache.Round, error) {
-	start := ev.now()
-	value, err := ast.InterfaceToValue(in)
-	if err != nil {
-		return evaluation{}, nil, fmt.Errorf("building input: %w", err)
-	}
-	var key string
-	if !explain {
-		if key, err = evalcache.InputKey(value); err != nil {
-			return evaluation{}, nil, err
-		}
-		if out, ok := ev.p.memo.Get(key); ok {
-			ev.obs.Evaluated(0, true)
-			return out, nil, ctx.Err() // a caller that has gone gets no answer
-		}
-	}
-	evalcache.GrowStack()
-	query, name := ev.p.answer, AnswerPoint
-	if explain {
-		query, name = ev.p.explain, EntryPoint
-	}
-	evalCtx, cancel := context.WithTimeout(ctx, ev.timeout)
-	defer cancel()
-	cache := ev.p.reuse.Start(evalCtx, value, prev)
-	rs, err := query.Eval(evalCtx, rego.EvalParsedInput(value), cache.Option())
-	ev.obs.Evaluated(ev.now().Sub(start), false)
-	if err != nil {
-		return evaluation{}, nil, fmt.Errorf("evaluating %s: %w", name, err)
-	}
-	// A decision whose caller has gone is not answered, least of all allowed.
-	if err := ctx.Err(); err != nil {
-		return evaluation{}, nil, fmt.Errorf("evaluating %s: %w", name, err)
-	}
-	out, err := decodeResult(rs, name, explain)
-	if err == nil && !explain {
-		ev.p.memo.Put(key, out)
-	}
-	return out, cache.Next(), err
+func dangerInput(d api.Danger) map[string]any {
+	return map[string]any{"verdict": d.Verdict, "by": d.By}
 }

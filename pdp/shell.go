@@ -1,6 +1,9 @@
 package pdp
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // ShellCommand is one simple command the shell facts found anywhere in a
 // command string.
@@ -109,4 +112,17 @@ type Shell interface {
 	Parse(ctx context.Context, command string) ShellFacts
 	// FromArgv gives the facts of an argv run without a shell.
 	FromArgv(argv []string) ShellFacts
+}
+
+// shellJoin quotes argv into the command string the assessor sees.
+func shellJoin(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,@%+") == "" {
+			parts[i] = a
+		} else {
+			parts[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(parts, " ")
 }

@@ -66,6 +66,27 @@ const (
 	Dangerous = "DANGEROUS"
 )
 
+// withDefaults returns a copy of s with the defaults filled in: READ_ONLY,
+// on-demand, LOCAL. The workspace has no default here: a session without
+// one confines nothing, so every path is outside. Callers that have a
+// default (the CLI's inline sessions, the service's first cwd) fill it in.
+func withDefaults(s *SessionTree) *SessionTree {
+	out := SessionTree{}
+	if s != nil {
+		out = *s
+	}
+	if out.PermissionLevel == "" {
+		out.PermissionLevel = api.ReadOnly
+	}
+	if out.Mode == "" {
+		out.Mode = api.OnDemand
+	}
+	if out.ExecutionMode == "" {
+		out.ExecutionMode = api.Local
+	}
+	return &out
+}
+
 // AuditRecord is what the engine hands the audit log for one decision:
 // the decision, the call, when and how long; the store keeps it and
 // answers with api.Event (the decision as recorded, with its answer).

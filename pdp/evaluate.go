@@ -1,11 +1,15 @@
 package pdp
 
 import (
+	"context"
 	"fmt"
+	"time"
 	"unsafe"
 
+	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/pdp/internal/evalcache"
 )
 
 // evaluation is what one evaluation of the entry point gave: the
@@ -42,6 +46,57 @@ func evaluationBytes(out evaluation) int64 {
 		n += 16 + int64(len(need))
 	}
 	return n
+}
+
+// evaluator evaluates input documents against one policy.
+type evaluator struct {
+	p       *Policy
+	timeout time.Duration
+	obs     Observer
+	now     func() time.Time
+}
+
+// eval evaluates in; prev is the previous round of the same decision
+// (nil for the first), and the returned round is this one for the next
+// (nil when the memo answered).
+func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, prev *evalcache.Round) (evaluation, *evalcache.Round, error) {
+	start := ev.now()
+	value, err := ast.InterfaceToValue(in)
+	if err != nil {
+		return evaluation{}, nil, fmt.Errorf("building input: %w", err)
+	}
+	var key string
+	if !explain {
+		if key, err = evalcache.InputKey(value); err != nil {
+			return evaluation{}, nil, err
+		}
+		if out, ok := ev.p.memo.Get(key); ok {
+			ev.obs.Evaluated(0, true)
+			return out, nil, ctx.Err() // a caller that has gone gets no answer
+		}
+	}
+	evalcache.GrowStack()
+	query, name := ev.p.answer, AnswerPoint
+	if explain {
+		query, name = ev.p.explain, EntryPoint
+	}
+	evalCtx, cancel := context.WithTimeout(ctx, ev.timeout)
+	defer cancel()
+	cache := ev.p.reuse.Start(evalCtx, value, prev)
+	rs, err := query.Eval(evalCtx, rego.EvalParsedInput(value), cache.Option())
+	ev.obs.Evaluated(ev.now().Sub(start), false)
+	if err != nil {
+		return evaluation{}, nil, fmt.Errorf("evaluating %s: %w", name, err)
+	}
+	// A decision whose caller has gone is not answered, least of all allowed.
+	if err := ctx.Err(); err != nil {
+		return evaluation{}, nil, fmt.Errorf("evaluating %s: %w", name, err)
+	}
+	out, err := decodeResult(rs, name, explain)
+	if err == nil && !explain {
+		ev.p.memo.Put(key, out)
+	}
+	return out, cache.Next(), err
 }
 
 // decodeResult reads the entry point's object. Anything but the expected
