@@ -22,7 +22,7 @@ func (s *Server) decide(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	// The tree read has the decision's deadline; the audit write has its
-	// own (cmd/pdp gives the audit log one), and the evaluation — an LLM
+	// own (internal/service gives the audit log one), and the evaluation — an LLM
 	// call included — is not store work.
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.DecisionTimeout)
 	session, err := s.sessions.Resolve(rctx, req, callerOf(c).core())
