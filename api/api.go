@@ -72,6 +72,21 @@ type DecideRequest struct {
 	// report what became of an ask (POST
 	// /v1/decisions/by-tool-use/{id}/outcome).
 	ToolUseID string `json:"tool_use_id,omitempty"`
+	// Runtime says which agent runtime made the call and in which of its
+	// own modes; the policy reads it as input.runtime, and the tool
+	// catalogue looks up "<agent>/<tool>" before "<tool>".
+	Runtime *Runtime `json:"runtime,omitempty"`
+}
+
+// Runtime is what an agent runtime says about itself with a call: facts
+// for the policy, never a permission. The shipped policy decides the
+// same whatever they say.
+type Runtime struct {
+	// Agent names the runtime: claude-code, codex, gemini-cli, cursor.
+	Agent string `json:"agent,omitempty"`
+	// PermissionMode is the runtime's own permission mode (Claude Code's
+	// and Codex's permission_mode: default, plan, acceptEdits, …).
+	PermissionMode string `json:"permission_mode,omitempty"`
 }
 
 // Danger is the danger verdict of a shell command and who gave it.

@@ -32,6 +32,8 @@ type (
 	Mode  = api.Mode
 	// DecideRequest asks whether one tool call may run.
 	DecideRequest = api.DecideRequest
+	// Runtime is what an agent runtime says about itself with a call.
+	Runtime = api.Runtime
 	// Danger is the danger verdict of a shell command.
 	Danger = api.Danger
 	// TraceStep is one step of the decision chain.

@@ -22,7 +22,7 @@ func init() {
 		"session", "workspace", "tool", "capability", "action", "shell", "danger", "parent_decision",
 		"permission_level", "mode", "execution_mode", "rules", "command_rules", "grants", "has_parent", "scope", "fingerprint",
 		"outside", "paths", "value", "path", "rel", "inside", "glob", "pattern", "place", AccessRead, AccessWrite, "policy",
-		"parsed", "commands", "operators", "compound", "redirections", "substitutions", "assignments", "parts", "redirects",
+		"runtime", "agent", "permission_mode", "parsed", "commands", "operators", "compound", "redirections", "substitutions", "assignments", "parts", "redirects",
 		"evaluated", "assigned", "error", "argv", "literal", "text", "simple", "first", "end", "background", "negated",
 		"op", "target", "dev_null", "dup", "here_doc", "program", "possible", "command", "word", "redirect", "verdict", "by", "decision", "source", "rule", "reason",
 		// frequent values
@@ -52,6 +52,10 @@ var reusePaths = evalcache.Paths{
 		ast.MustParseRef("input.session.mode"),
 		ast.MustParseRef("input.session.scope"),
 		ast.MustParseRef("input.session.has_parent"),
+		// The runtime's facts: which agent's catalogue entry a tool maps
+		// through, and the mode a policy may pick a level table by.
+		ast.MustParseRef("input.runtime.agent"),
+		ast.MustParseRef("input.runtime.permission_mode"),
 	},
 	Late: []ast.Ref{
 		ast.MustParseRef("input.parent_decision"),
@@ -86,6 +90,9 @@ func (pl *pipeline) input(ctx context.Context, s *SessionTree) (map[string]any, 
 		}
 		in["shell"] = pl.shell
 	}
+	if rt := runtimeInput(req.Runtime); rt != nil {
+		in["runtime"] = rt
+	}
 	return in, verdict, nil
 }
 
@@ -101,7 +108,7 @@ func (pl *pipeline) workspace(ctx context.Context, s *SessionTree) (WorkspaceVer
 	case pl.facts != nil:
 		call.Words = unreadWords()
 	}
-	if entry, ok := pl.p.catalogue[req.Tool]; ok && req.Tool != "" {
+	if entry, ok := pl.p.catalogue.Lookup(req.Runtime, req.Tool); ok {
 		call.Entry = &entry
 	}
 	if pl.e.c.Workspace == nil {

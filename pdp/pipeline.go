@@ -39,13 +39,18 @@ func (e *Engine) evaluate(ctx context.Context, p *Policy, call Call) (api.Decisi
 	return out.decision, rec, nil
 }
 
-// parseCommand turns args.command (or args.argv, when there is no
-// command string) into shell facts. A command over the shell limits, or
+// parseCommand turns args.command (or the argument the tool's catalogue
+// entry declares as its command, see commandArgName; or args.argv, when
+// there is no command string) into shell facts. A command over the shell limits, or
 // whose request ends while it is parsed, is not parsed: never grantable.
 func (pl *pipeline) parseCommand(ctx context.Context) error {
 	args := pl.call.Request.Args
-	rawCmd, _ := Argument(args, "command")
+	name := commandArgName(pl.p.catalogue.Lookup(pl.call.Request.Runtime, pl.call.Request.Tool))
+	rawCmd, _ := Argument(args, name)
 	cmd, isCommand := rawCmd.(string)
+	if rawCmd != nil && !isCommand {
+		return invalid("invalid_args", "args.%s must be a string, got %T", name, rawCmd)
+	}
 	var argv []string
 	if !isCommand {
 		if raw, ok := Argument(args, "argv"); ok && raw != nil {

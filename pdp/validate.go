@@ -52,6 +52,9 @@ func ValidateRequest(r api.DecideRequest) error {
 	if len(r.ToolUseID) > 256 {
 		return invalid("invalid_request", "tool_use_id is longer than 256 characters")
 	}
+	if err := validateRuntime(r.Runtime); err != nil {
+		return err
+	}
 	if r.Capability != "" && !ValidCapability(r.Capability) {
 		return invalid("invalid_capability", "capability %q is not a dotted id of [a-z0-9_-] segments", truncate(r.Capability))
 	}

@@ -5,7 +5,8 @@
 #   The map lives in the tool catalogue data.tools (each entry names the
 #   tool's capability and what its arguments hold; the engine reads the
 #   arguments part for the workspace check) and data.tool_actions for
-#   tools whose action argument changes what they do. Claude Code's MCP tool names
+#   tools whose action argument changes what they do; an entry named
+#   "<agent>/<tool>" applies to that agent's calls only. Claude Code's MCP tool names
 #   (mcp__server__tool) and dotted capability ids used as tool names map
 #   without an entry.
 package toolperm
@@ -23,13 +24,21 @@ tool_capability := cap if {
 	# judged as the tool's own capability (shell.exec), never as stdin.
 	not command_given
 } else := cap if {
-	cap := data.tools[input.tool].capability
+	cap := tool_entry.capability
 } else := cap if {
 	cap := mcp_capability(input.tool)
 } else := input.tool if {
 	not startswith(input.tool, "mcp__")
 	regex.match(dotted_id, input.tool)
 }
+
+# tool_entry is the tool's catalogue entry as the calling runtime names
+# it: "<agent>/<tool>" when the catalogue declares the tool for that agent
+# (the same name can mean different things in two agents), else "<tool>".
+# The engine's workspace check looks the entry up the same way.
+tool_entry := data.tools[concat("/", [input.runtime.agent, input.tool])] if {
+	is_string(input.runtime.agent)
+} else := data.tools[input.tool]
 
 # command_given: the call carries a command, which the engine has parsed
 # (or tried to: shell facts always say whether it parsed). Read through

@@ -75,3 +75,73 @@ test_catalogue_entries_name_the_capability if {
 	toolperm.capability == "fs.edit" with input as {"tool": "my_editor"}
 		with data.tools.my_editor as {"capability": "fs.edit", "args": {"target": "path"}}
 }
+
+# Every tool Claude Code 2.1 offers its model has an honest capability.
+test_claude_code_2_1_names if {
+	toolperm.capability == "task.spawn" with input as {"tool": "Agent"}
+	every tool in ["TaskCreate", "TaskGet", "TaskList", "TaskUpdate"] {
+		toolperm.capability == "plan.update" with input as {"tool": tool}
+	}
+	toolperm.capability == "shell.jobs" with input as {"tool": "TaskOutput"}
+	toolperm.capability == "shell.jobs" with input as {"tool": "TaskStop"}
+	toolperm.capability == "schedule.create" with input as {"tool": "CronCreate"}
+	toolperm.capability == "schedule.create" with input as {"tool": "ScheduleWakeup"}
+	toolperm.capability == "schedule.delete" with input as {"tool": "CronDelete"}
+	toolperm.capability == "schedule.list" with input as {"tool": "CronList"}
+	toolperm.capability == "task.message" with input as {"tool": "SendMessage"}
+	toolperm.capability == "review.report" with input as {"tool": "ReportFindings"}
+	toolperm.capability == "workflow.run" with input as {"tool": "Workflow"}
+	toolperm.capability == "workspace.enter" with input as {"tool": "EnterWorktree"}
+	toolperm.capability == "workspace.exit" with input as {"tool": "ExitWorktree"}
+	toolperm.capability == "ask.user" with input as {"tool": "AskUserQuestion"}
+}
+
+test_codex_names if {
+	toolperm.capability == "shell.exec" with input as {"tool": "exec_command"}
+	toolperm.capability == "shell.exec" with input as {"tool": "shell_command"}
+	toolperm.capability == "shell.stdin" with input as {"tool": "write_stdin"}
+	toolperm.capability == "task.spawn" with input as {"tool": "spawn_agent"}
+	toolperm.capability == "plan.update" with input as {"tool": "update_plan"}
+	toolperm.capability == "fs.edit" with input as {"tool": "apply_patch", "runtime": {"agent": "codex"}}
+	toolperm.capability == "shell.exec" with input as {"tool": "shell", "runtime": {"agent": "codex"}}
+	toolperm.capability == "shell.exec" with input as {"tool": "Bash", "runtime": {"agent": "codex"}}
+	toolperm.capability == "mcp.github.create_issue" with input as {"tool": "mcp__github__create_issue", "runtime": {"agent": "codex"}}
+}
+
+test_gemini_cli_names if {
+	rt := {"agent": "gemini-cli"}
+	toolperm.capability == "shell.exec" with input as {"tool": "run_shell_command", "runtime": rt}
+	toolperm.capability == "fs.write" with input as {"tool": "write_file", "runtime": rt}
+	toolperm.capability == "fs.edit" with input as {"tool": "replace", "runtime": rt}
+	toolperm.capability == "fs.read" with input as {"tool": "read_file", "runtime": rt}
+	toolperm.capability == "fs.read" with input as {"tool": "read_many_files", "runtime": rt}
+	toolperm.capability == "fs.glob" with input as {"tool": "glob", "runtime": rt}
+	toolperm.capability == "fs.grep" with input as {"tool": "search_file_content", "runtime": rt}
+	toolperm.capability == "fs.grep" with input as {"tool": "grep_search", "runtime": rt}
+	toolperm.capability == "fs.list" with input as {"tool": "list_directory", "runtime": rt}
+	toolperm.capability == "net.fetch" with input as {"tool": "web_fetch", "runtime": rt}
+	toolperm.capability == "net.search" with input as {"tool": "google_web_search", "runtime": rt}
+	toolperm.capability == "memory.save" with input as {"tool": "save_memory", "runtime": rt}
+}
+
+test_cursor_names if {
+	rt := {"agent": "cursor"}
+	toolperm.capability == "shell.exec" with input as {"tool": "Shell", "runtime": rt}
+	toolperm.capability == "fs.write" with input as {"tool": "Write", "runtime": rt}
+	toolperm.capability == "fs.edit" with input as {"tool": "StrReplace", "runtime": rt}
+	toolperm.capability == "fs.edit" with input as {"tool": "Edit", "runtime": rt}
+	toolperm.capability == "fs.read" with input as {"tool": "Read", "runtime": rt}
+	toolperm.capability == "fs.delete" with input as {"tool": "Delete", "runtime": rt}
+}
+
+# A name one agent declares means nothing for another, and an agent
+# without an entry of its own gets the shared one.
+test_agent_entries_are_the_agents_own if {
+	not toolperm.capability with input as {"tool": "Shell"}
+	not toolperm.capability with input as {"tool": "Delete", "runtime": {"agent": "claude-code"}}
+	not toolperm.capability with input as {"tool": "replace", "runtime": {"agent": "codex"}}
+	toolperm.capability == "fs.read" with input as {"tool": "Read", "runtime": {"agent": "claude-code"}}
+	toolperm.capability == "fs.read" with input as {"tool": "Read", "runtime": {}}
+	not toolperm.capability with input as {"tool": "frobnicate", "runtime": {"agent": "cursor"}}
+	toolperm.capability == "fs.edit" with input as {"tool": "cursor/Edit"}
+}

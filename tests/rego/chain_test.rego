@@ -127,7 +127,8 @@ test_step4_mode if {
 
 test_step5_dangerous_without_rule if {
 	expect(call("mcp.github.create_issue", {}), "deny", "default", "DANGEROUS_NO_RULE")
-	expect(call("fs.delete", {"mode": "always-ask"}), "deny", "default", "DANGEROUS_NO_RULE")
+	expect(call("fs.move", {"mode": "always-ask"}), "deny", "default", "DANGEROUS_NO_RULE")
+	expect(call("fs.delete", {"mode": "always-ask"}), "ask", "level", "fs.delete")
 	expect(call("net.fetch", {"rules": {"net.fetch": "ask"}}), "ask", "config", "net.fetch")
 }
 
@@ -230,4 +231,47 @@ test_harmless_runtime_capabilities_allowed_by_default if {
 		d.decision == "allow"
 		d.source == "config"
 	}
+}
+
+# --- the agents' own tools at each level ------------------------------
+
+agent_call(tool, agent, overrides) := {"tool": tool, "runtime": {"agent": agent}, "session": session(overrides)}
+
+# Sub-agents, task lists and questions run nothing themselves: allowed at
+# every level (their own calls come through one by one).
+test_agent_tools_that_run_nothing if {
+	every level in ["READ_ONLY", "READ_WRITE", "SMART", "FULL"] {
+		every tool in ["Agent", "Task", "TaskCreate", "TaskList", "SendMessage", "ReportFindings", "AskUserQuestion", "CronList"] {
+			decide(agent_call(tool, "claude-code", {"permission_level": level})).decision == "allow"
+		}
+	}
+}
+
+# Scheduling creates actions that run later: it asks at the low levels.
+test_scheduling_asks_at_low_levels if {
+	every level in ["READ_ONLY", "READ_WRITE"] {
+		every tool in ["CronCreate", "ScheduleWakeup"] {
+			expect(agent_call(tool, "claude-code", {"permission_level": level}), "ask", "level", "schedule.create")
+		}
+	}
+	expect(agent_call("CronDelete", "claude-code", {}), "ask", "level", "schedule.delete")
+	expect(agent_call("CronDelete", "claude-code", {"permission_level": "READ_WRITE"}), "allow", "level", "schedule.delete")
+	expect(agent_call("CronCreate", "claude-code", {"permission_level": "SMART"}), "allow", "level", "schedule.create")
+}
+
+# Entering or leaving a worktree moves where the agent works: it asks
+# below FULL, and a session in on-demand without FULL never allows it.
+test_worktrees_are_judged_strictly if {
+	every level in ["READ_ONLY", "READ_WRITE", "SMART"] {
+		expect(agent_call("EnterWorktree", "claude-code", {"permission_level": level}), "ask", "level", "workspace.enter")
+		expect(agent_call("ExitWorktree", "claude-code", {"permission_level": level}), "ask", "level", "workspace.exit")
+		expect(agent_call("Workflow", "claude-code", {"permission_level": level}), "ask", "level", "workflow.run")
+		expect(agent_call("Delete", "cursor", {"permission_level": level}), "ask", "level", "fs.delete")
+	}
+	expect(agent_call("EnterWorktree", "claude-code", {"permission_level": "FULL"}), "allow", "mode", "MODE")
+}
+
+test_agent_unknown_tool_is_denied if {
+	expect(agent_call("Frobnicate", "codex", {"mode": "allow-all"}), "deny", "default", "UNKNOWN_TOOL")
+	expect(agent_call("Shell", "claude-code", {"permission_level": "FULL"}), "deny", "default", "UNKNOWN_TOOL")
 }
