@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/adapters/claudecode"
+	"github.com/toolperm/pdp/adapters/hookflow"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/client"
 	"github.com/toolperm/pdp/internal/service"
@@ -261,7 +262,7 @@ func (t completeDecisions) RoundTrip(req *http.Request) (*http.Response, error) 
 	if err != nil {
 		return nil, fmt.Errorf("reading the PDP's answer: %w", err)
 	}
-	d, err := claudecode.ParseDecision(raw)
+	d, err := hookflow.ParseDecision(raw)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,10 @@
-package claudecode_test
+package hookflow_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/toolperm/pdp/adapters/claudecode"
+	"github.com/toolperm/pdp/adapters/hookflow"
 )
 
 const askAnswer = `{"decision_id":"d1","decision":"ask","need_approval":true,"source":"level","rule":"shell.exec",` +
@@ -12,7 +12,7 @@ const askAnswer = `{"decision_id":"d1","decision":"ask","need_approval":true,"so
 	`"grantable":true,"danger":{"verdict":"DANGEROUS","by":"screen"},"revision":"r1"}`
 
 func TestParseDecisionReadsEveryField(t *testing.T) {
-	d, err := claudecode.ParseDecision([]byte(askAnswer))
+	d, err := hookflow.ParseDecision([]byte(askAnswer))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestParseDecisionReadsEveryField(t *testing.T) {
 		t.Fatalf("%+v", d)
 	}
 	nulls := strings.NewReplacer(`"shell.exec","fingerprint"`, `null,"fingerprint"`, `"git status"`, "null", `{"verdict":"DANGEROUS","by":"screen"}`, "null").Replace(askAnswer)
-	d, err = claudecode.ParseDecision([]byte(nulls))
+	d, err = hookflow.ParseDecision([]byte(nulls))
 	if err != nil || d.Capability != nil || d.Fingerprint != nil || d.Danger != nil {
 		t.Fatalf("nulls: %+v %v", d, err)
 	}
@@ -41,7 +41,7 @@ func TestParseDecisionRefusesIncompleteAnswers(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := claudecode.ParseDecision([]byte(tc.body))
+			_, err := hookflow.ParseDecision([]byte(tc.body))
 			if err == nil || !strings.Contains(err.Error(), tc.says) {
 				t.Fatalf("error %v, want one that says %q", err, tc.says)
 			}

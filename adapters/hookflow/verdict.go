@@ -1,0 +1,39 @@
+package hookflow
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Verdict is what the hook answers the agent: allow, ask or deny and why.
+type Verdict struct {
+	Decision string
+	Reason   string
+	// DecisionID is the PDP's decision, "" when there was none.
+	DecisionID string
+}
+
+// Deny is the verdict when no decision could be had.
+func Deny(err error) Verdict {
+	return Verdict{Decision: "deny", Reason: "toolperm could not decide, so the call is denied: " + err.Error()}
+}
+
+// Normal is v with anything but allow or ask read as deny.
+func (v Verdict) Normal() Verdict {
+	if v.Decision != "allow" && v.Decision != "ask" {
+		v.Decision = "deny"
+	}
+	return v
+}
+
+// reason is the reason of a PDP decision as the agent shows it.
+func reason(reason, rule, id string) string {
+	return fmt.Sprintf("toolperm: %s (rule %s, decision %s)", reason, rule, id)
+}
+
+// whereToAnswer says where a person answers an ask that the agent cannot
+// show: the terminal and the console.
+func whereToAnswer(id, serverURL string) string {
+	console := strings.TrimRight(serverURL, "/") + "/ui/"
+	return fmt.Sprintf("a person must answer it first: `pdp answer %s allow_once` (or allow_session, deny) or the console at %s, then retry the call", id, console)
+}
