@@ -123,11 +123,18 @@ func (ev Event) Args() map[string]any {
 }
 
 // fileFreeTools are Claude Code tools that name no file and run nothing
-// themselves: a sub-agent's (Task) own calls come through the hook one by
+// themselves: a sub-agent's (Agent, formerly Task) own calls come through the hook one by
 // one. Every other tool, including any not listed (MCP tools, tools
 // Claude Code adds later), may touch files.
 var fileFreeTools = map[string]bool{
+	"Agent":           true,
 	"AskUserQuestion": true,
+	"CronList":        true,
+	"SendMessage":     true,
+	"TaskCreate":      true,
+	"TaskGet":         true,
+	"TaskList":        true,
+	"TaskUpdate":      true,
 	"ExitPlanMode":    true,
 	"Task":            true,
 	"TodoWrite":       true,
@@ -137,21 +144,6 @@ var fileFreeTools = map[string]bool{
 // FileFree reports whether the call's tool is known to touch no file, so
 // it has nothing a workspace would confine.
 func (ev Event) FileFree() bool { return fileFreeTools[ev.ToolName] }
-
-// Level maps Claude Code's permission mode to a permission level for
-// decisions made without a server (--local). A server keeps each
-// session's level itself and ignores the mode.
-func (ev Event) Level(fallback string) string {
-	switch ev.PermissionMode {
-	case "plan":
-		return "READ_ONLY"
-	case "acceptEdits":
-		return "READ_WRITE"
-	case "bypassPermissions":
-		return "FULL"
-	}
-	return fallback
-}
 
 // Output is the hook's answer on stdout.
 type Output struct {

@@ -60,12 +60,11 @@ func Decide(ctx context.Context, o Options, c Call) Verdict {
 	}
 	v = v.Normal()
 	if v.Decision == "ask" && !o.CanAsk {
-		where := "no server keeps it"
+		why := "this agent cannot ask and, decided in-process, there is no server to answer at, so the call is denied"
 		if o.Local == nil {
-			where = whereToAnswer(v.DecisionID, o.URL)
+			why = "this agent cannot ask, so the call is denied until " + whereToAnswer(v.DecisionID, o.URL)
 		}
-		return Verdict{Decision: "deny", DecisionID: v.DecisionID,
-			Reason: fmt.Sprintf("%s — this agent cannot ask, so the call is denied until %s", v.Reason, where)}
+		return Verdict{Decision: "deny", DecisionID: v.DecisionID, Reason: v.Reason + " — " + why}
 	}
 	return v
 }
@@ -75,7 +74,7 @@ func (o Options) client(checked bool) *client.Client {
 	// may hold a request longer than any fixed timeout.
 	opts := []client.Option{client.WithToken(o.Token), client.WithRetries(1, 50*time.Millisecond)}
 	if checked {
-		opts = append(opts, client.WithHTTPClient(&http.Client{Transport: completeDecisions{http.DefaultTransport}}))
+		opts = append(opts, client.WithHTTPClient(&http.Client{Transport: CompleteDecisions{http.DefaultTransport}}))
 	}
 	return client.New(o.URL, opts...)
 }
@@ -140,16 +139,16 @@ func Record(ctx context.Context, o Options, c Call) error {
 	return fmt.Errorf("toolperm: could not record %s of %s (%s) at the PDP: %w", c.Outcome, c.Tool, c.ToolUseID, err)
 }
 
-// completeDecisions hands the client only complete answers of POST
+// CompleteDecisions hands the client only complete answers of POST
 // /v1/decide. The client's typed decode would fill a missing field with
 // its zero value (a bare {"decision":"allow"} would read as an allow), so
 // the bytes are checked first and replaced by exactly what was checked;
 // any other answer is an error, and so a deny.
-type completeDecisions struct{ next http.RoundTripper }
+type CompleteDecisions struct{ Next http.RoundTripper }
 
 // RoundTrip checks the answer of a decide request.
-func (t completeDecisions) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(req)
+func (t CompleteDecisions) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.Next.RoundTrip(req)
 	if err != nil || req.Method != http.MethodPost || !strings.HasSuffix(req.URL.Path, "/v1/decide") || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}

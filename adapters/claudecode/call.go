@@ -1,0 +1,78 @@
+package claudecode
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/toolperm/pdp/adapters/hookflow"
+)
+
+// Agent is the name the PDP knows Claude Code by.
+const Agent = "claude-code"
+
+// PermissionRequest is the event Claude Code sends before it shows its
+// own permission dialog.
+const PermissionRequest = "PermissionRequest"
+
+// Parse maps one Claude Code hook event to the call the PDP judges
+// (the hookflow form of ReadEvent): PreToolUse decides, PermissionRequest
+// is answered from the PDP's decision of the same call, and the events
+// after a call record its outcome.
+func Parse(raw []byte) (hookflow.Call, error) {
+	ev, err := ReadEvent(bytes.NewReader(raw))
+	if err != nil && !(ev.HookEventName == PermissionRequest && ev.ToolName != "" && ev.SessionID != "") {
+		return hookflow.Call{}, err
+	}
+	c := hookflow.Call{Agent: Agent, Event: ev.HookEventName, Session: ev.MainSession(), Child: ev.ChildSession(),
+		Tool: ev.ToolName, Args: ev.Args(), Cwd: ev.Cwd, ToolUseID: ev.ToolUseID, PermissionMode: ev.PermissionMode,
+		Outcome: ev.Outcome(), FileFree: ev.FileFree()}
+	switch {
+	case ev.HookEventName == PermissionRequest:
+		c.Kind = hookflow.Permission
+	case c.Outcome != "":
+		c.Kind = hookflow.Outcome
+	}
+	return c, nil
+}
+
+type permissionRequestOutput struct {
+	HookSpecificOutput permissionRequestDecision `json:"hookSpecificOutput"`
+}
+
+type permissionRequestDecision struct {
+	HookEventName string             `json:"hookEventName"`
+	Decision      permissionBehavior `json:"decision"`
+}
+
+type permissionBehavior struct {
+	Behavior string `json:"behavior"`
+	Message  string `json:"message,omitempty"`
+}
+
+// Reply is Claude Code's answer to the verdict: PreToolUse's
+// permissionDecision; for PermissionRequest allow or deny, and nothing
+// for an ask (Claude Code's dialog asks); nothing after a call.
+func Reply(c hookflow.Call, v hookflow.Verdict) hookflow.Reply {
+	switch c.Kind {
+	case hookflow.Outcome:
+		return hookflow.Reply{Body: []byte("{}\n")}
+	case hookflow.Permission:
+		v = v.Normal()
+		if v.Decision == "ask" {
+			return hookflow.Reply{Body: []byte("{}\n")}
+		}
+		b := permissionBehavior{Behavior: v.Decision}
+		if v.Decision == "deny" {
+			b.Message = v.Reason
+		}
+		out := hookflow.JSON(permissionRequestOutput{permissionRequestDecision{PermissionRequest, b}})
+		return hookflow.Reply{Stdout: out, Body: out}
+	}
+	out, err := json.Marshal(Answer(v.Decision, v.Reason))
+	if err != nil {
+		panic(fmt.Sprintf("claudecode: encoding an answer: %v", err))
+	}
+	out = append(out, '\n')
+	return hookflow.Reply{Stdout: out, Body: out}
+}
