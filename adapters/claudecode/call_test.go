@@ -1,0 +1,25 @@
+package claudecode_test
+
+import (
+	"testing"
+
+	"github.com/toolperm/pdp/adapters/claudecode"
+	"github.com/toolperm/pdp/adapters/hookflow/hookflowtest"
+)
+
+// The events in testdata are Claude Code's hook payloads as its hooks
+// reference documents them (https://code.claude.com/docs/en/hooks:
+// PreToolUse and PermissionRequest input, the tool_input of each tool,
+// agent_id/agent_type of a sub-agent's call); the replies are its
+// hookSpecificOutput forms of the same page.
+func TestGolden(t *testing.T) {
+	hookflowtest.Run(t, "testdata", hookflowtest.Adapter{Parse: claudecode.Parse, Reply: claudecode.Reply})
+}
+
+func TestMalformedEvents(t *testing.T) {
+	hookflowtest.Refuses(t, hookflowtest.Adapter{Parse: claudecode.Parse, Reply: claudecode.Reply}, map[string]struct{ Event, Says string }{
+		"not JSON":      {`{`, "not JSON"},
+		"another event": {`{"session_id":"s","hook_event_name":"UserPromptSubmit","tool_name":"Bash"}`, "not one this hook takes"},
+		"no session":    {`{"hook_event_name":"PermissionRequest","tool_name":"Bash"}`, "not one this hook takes"},
+	})
+}
