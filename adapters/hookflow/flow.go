@@ -11,13 +11,31 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolperm/pdp/client"
+	"github.com/toolperm/pdp/api"
 )
+
+// PDP is what the flow needs of the PDP: a server through its API
+// (Remote, for command hooks) or the server itself (its hook endpoint).
+type PDP interface {
+	// CreateSession creates a session; one that exists already is fine.
+	CreateSession(ctx context.Context, s api.NewSession) error
+	// Decide decides one call.
+	Decide(ctx context.Context, r api.DecideRequest) (api.Decision, error)
+	// Answer waits up to wait for a person's answer to an ask: nil when
+	// none came (a runtime's outcome is never one).
+	Answer(ctx context.Context, decisionID string, wait time.Duration) (*api.Answer, error)
+	// RecordOutcome records what became of the ask of a tool use; an
+	// unknown tool use or one with an outcome already is no error.
+	RecordOutcome(ctx context.Context, toolUseID, outcome, channel string) error
+}
 
 // Options say how a hook reaches the PDP.
 type Options struct {
-	// URL is the PDP server and Token its dispatcher token.
-	URL, Token string
+	// PDP decides; nil with Local set.
+	PDP PDP
+	// ConsoleURL is where a person answers asks, for a reason that says
+	// so.
+	ConsoleURL string
 	// Local decides in this process instead of asking a server (--local);
 	// workspace is the project root (Options.Workspace or the event's).
 	Local func(ctx context.Context, c Call, workspace string) (Verdict, error)
@@ -47,10 +65,13 @@ func Decide(ctx context.Context, o Options, c Call) Verdict {
 	defer cancel()
 	var v Verdict
 	var err error
-	if o.Local != nil {
+	switch {
+	case o.Local != nil:
 		v, err = o.Local(ctx, c, o.workspace(c))
-	} else {
+	case o.PDP != nil:
 		v, err = o.server(ctx, c)
+	default:
+		err = errors.New("no PDP is configured")
 	}
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -62,25 +83,14 @@ func Decide(ctx context.Context, o Options, c Call) Verdict {
 	if v.Decision == "ask" && !o.CanAsk {
 		why := "this agent cannot ask and, decided in-process, there is no server to answer at, so the call is denied"
 		if o.Local == nil {
-			why = "this agent cannot ask, so the call is denied until " + whereToAnswer(v.DecisionID, o.URL)
+			why = "this agent cannot ask, so the call is denied until " + whereToAnswer(v.DecisionID, o.ConsoleURL)
 		}
 		return Verdict{Decision: "deny", DecisionID: v.DecisionID, Reason: v.Reason + " — " + why}
 	}
 	return v
 }
 
-func (o Options) client(checked bool) *client.Client {
-	// No client-side timeout: the contexts bound every call, and a wait
-	// may hold a request longer than any fixed timeout.
-	opts := []client.Option{client.WithToken(o.Token), client.WithRetries(1, 50*time.Millisecond)}
-	if checked {
-		opts = append(opts, client.WithHTTPClient(&http.Client{Transport: CompleteDecisions{http.DefaultTransport}}))
-	}
-	return client.New(o.URL, opts...)
-}
-
 func (o Options) server(ctx context.Context, c Call) (Verdict, error) {
-	api := o.client(true)
 	// The main session is created with the project as its workspace when
 	// it is known (otherwise the server takes the first cwd), and a
 	// sub-agent's session as its child.
@@ -88,55 +98,53 @@ func (o Options) server(ctx context.Context, c Call) (Verdict, error) {
 	if workspace == "" {
 		workspace = c.Cwd
 	}
-	var sessions []client.Session
+	var sessions []api.NewSession
 	if c.Child != "" || workspace != c.Cwd {
-		sessions = append(sessions, client.Session{ID: c.Session, Workspace: workspace, ExecutionMode: "LOCAL"})
+		sessions = append(sessions, api.NewSession{ID: c.Session, Workspace: workspace, ExecutionMode: "LOCAL"})
 		if c.Child != "" {
-			sessions = append(sessions, client.Session{ID: c.Child, ParentSessionID: c.Session})
+			sessions = append(sessions, api.NewSession{ID: c.Child, ParentSessionID: c.Session})
 		}
 	}
 	for _, s := range sessions {
-		if _, err := api.Sessions().Create(ctx, s); err != nil && !errors.Is(err, client.ErrConflict) {
+		if err := o.PDP.CreateSession(ctx, s); err != nil {
 			return Verdict{}, err
 		}
 	}
-	d, err := api.Decide(ctx, c.Request(), false)
+	d, err := o.PDP.Decide(ctx, c.Request())
 	if err != nil {
 		return Verdict{}, err
 	}
 	v := Verdict{Decision: d.Decision, Reason: reason(d.Reason, d.Rule, d.DecisionID), DecisionID: d.DecisionID}
-	if d.Decision != client.Ask || o.Wait <= 0 {
+	if d.Decision != api.Ask || o.Wait <= 0 {
 		return v, nil
 	}
 	waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.Wait+5*time.Second)
 	defer cancel()
 	// Only a person's answer decides here; a runtime's outcome on the ask
 	// is a record of what a runtime did, never a permission.
-	answered, err := api.Decision(waitCtx, d.DecisionID, o.Wait)
-	if err != nil || answered.DecisionID != d.DecisionID || answered.Answer == nil || answered.Answer.ReportedBy != "" {
+	a, err := o.PDP.Answer(waitCtx, d.DecisionID, o.Wait)
+	if err != nil || a == nil {
 		return v, nil
 	}
-	if a := answered.Answer; a.Allows() {
-		return Verdict{Decision: client.Allow, DecisionID: d.DecisionID, Reason: fmt.Sprintf("toolperm: allowed by a person (%s, %s) — decision %s", a.Channel, a.Answer, d.DecisionID)}, nil
+	if a.Allows() {
+		return Verdict{Decision: api.Allow, DecisionID: d.DecisionID, Reason: fmt.Sprintf("toolperm: allowed by a person (%s, %s) — decision %s", a.Channel, a.Answer, d.DecisionID)}, nil
 	}
-	return Verdict{Decision: client.Deny, DecisionID: d.DecisionID, Reason: fmt.Sprintf("toolperm: denied by a person (%s) — decision %s", answered.Answer.Channel, d.DecisionID)}, nil
+	return Verdict{Decision: api.Deny, DecisionID: d.DecisionID, Reason: fmt.Sprintf("toolperm: denied by a person (%s) — decision %s", a.Channel, d.DecisionID)}, nil
 }
 
 // Record records what an Outcome call says became of its ask, with the
-// agent's name as the channel. It is only a record: a call the PDP did
-// not ask about, or an ask with an outcome already, is no error; without
-// a server or a tool use id there is nothing to record.
+// agent's name as the channel. It is only a record; without a server or
+// a tool use id there is nothing to record.
 func Record(ctx context.Context, o Options, c Call) error {
-	if o.Local != nil || c.ToolUseID == "" || c.Outcome == "" {
+	if o.Local != nil || o.PDP == nil || c.ToolUseID == "" || c.Outcome == "" {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	_, err := o.client(false).RecordOutcome(ctx, c.ToolUseID, c.Outcome, c.Agent)
-	if err == nil || errors.Is(err, client.ErrConflict) || errors.Is(err, client.ErrNotFound) {
-		return nil
+	if err := o.PDP.RecordOutcome(ctx, c.ToolUseID, c.Outcome, c.Agent); err != nil {
+		return fmt.Errorf("toolperm: could not record %s of %s (%s) at the PDP: %w", c.Outcome, c.Tool, c.ToolUseID, err)
 	}
-	return fmt.Errorf("toolperm: could not record %s of %s (%s) at the PDP: %w", c.Outcome, c.Tool, c.ToolUseID, err)
+	return nil
 }
 
 // CompleteDecisions hands the client only complete answers of POST

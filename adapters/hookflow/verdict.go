@@ -1,9 +1,6 @@
 package hookflow
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // Verdict is what the hook answers the agent: allow, ask or deny and why.
 type Verdict struct {
@@ -33,7 +30,6 @@ func reason(reason, rule, id string) string {
 
 // whereToAnswer says where a person answers an ask that the agent cannot
 // show: the terminal and the console.
-func whereToAnswer(id, serverURL string) string {
-	console := strings.TrimRight(serverURL, "/") + "/ui/"
-	return fmt.Sprintf("a person must answer it first: `pdp answer %s allow_once` (or allow_session, deny) or the console at %s, then retry the call", id, console)
+func whereToAnswer(id, consoleURL string) string {
+	return fmt.Sprintf("a person answers it: `pdp answer %s allow_once` (or allow_session, deny) or the console at %s; then retry the call", id, consoleURL)
 }

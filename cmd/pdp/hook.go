@@ -108,11 +108,13 @@ func answerHook(cmd *cobra.Command, a hookAgent, f hookFlags) hookflow.Reply {
 	if err != nil {
 		return a.reply(c, hookflow.Deny(err))
 	}
-	o := hookflow.Options{URL: f.url, Token: os.Getenv(f.tokenEnv), Timeout: f.timeout, Wait: f.wait, CanAsk: a.canAsk(c), Workspace: f.workspaceDir}
+	remote := hookflow.NewRemote(f.url, os.Getenv(f.tokenEnv))
+	o := hookflow.Options{PDP: remote, ConsoleURL: remote.ConsoleURL(), Timeout: f.timeout, Wait: f.wait, CanAsk: a.canAsk(c), Workspace: f.workspaceDir}
 	if o.Workspace == "" && a.projectEnv != "" {
 		o.Workspace = os.Getenv(a.projectEnv)
 	}
 	if f.local {
+		o.PDP = nil
 		o.Local = func(ctx context.Context, c hookflow.Call, workspace string) (hookflow.Verdict, error) {
 			return hookLocal(ctx, cmd, a, c, workspace)
 		}
