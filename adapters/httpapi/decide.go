@@ -17,8 +17,18 @@ func (s *Server) decide(c echo.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	if err := pdp.ValidateRequest(req); err != nil {
+	d, err := s.decideCall(c, req, c.QueryParam("explain") == "1")
+	if err != nil {
 		return err
+	}
+	return c.JSON(http.StatusOK, d)
+}
+
+// decideCall decides one request of the caller (POST /v1/decide and the
+// agents' hook endpoints).
+func (s *Server) decideCall(c echo.Context, req pdp.Request, explain bool) (pdp.Decision, error) {
+	if err := pdp.ValidateRequest(req); err != nil {
+		return pdp.Decision{}, err
 	}
 	ctx := c.Request().Context()
 	// The tree read has the decision's deadline; the audit write has its
@@ -28,14 +38,11 @@ func (s *Server) decide(c echo.Context) error {
 	session, err := s.sessions.Resolve(rctx, req, callerOf(c).core())
 	cancel()
 	if err != nil {
-		return storeUnavailable(err)
+		return pdp.Decision{}, storeUnavailable(err)
 	}
-	d, err := s.cfg.Engine.Decide(ctx, pdp.Call{Request: req, Session: session, Explain: c.QueryParam("explain") == "1"})
+	d, err := s.cfg.Engine.Decide(ctx, pdp.Call{Request: req, Session: session, Explain: explain})
 	if d.DecisionID != "" {
 		c.Set(decisionIDKey, d.DecisionID)
 	}
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, d)
+	return d, err
 }

@@ -157,6 +157,9 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/v1/decisions/:id", s.getDecision, s.require(anyone...))
 	e.POST("/v1/decisions/:id/answer", s.answer, s.require(User))
 	e.POST("/v1/decisions/by-tool-use/:id/outcome", s.outcome, s.require(Dispatcher))
+	// Each agent's own hook input and output; every failure, a refused
+	// token included, is answered as the agent's deny (hooks.go).
+	e.POST("/v1/hooks/:agent", s.hook, s.hookAnswers, s.require(Dispatcher))
 	e.GET("/v1/events", s.events, s.require(anyone...))
 	e.GET("/v1/access-events", s.listAccessEvents, s.require(Auditor))
 	if s.cfg.PolicyStatus != nil {

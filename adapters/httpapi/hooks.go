@@ -1,0 +1,183 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/toolperm/pdp/adapters/claudecode"
+	"github.com/toolperm/pdp/adapters/codex"
+	"github.com/toolperm/pdp/adapters/cursor"
+	"github.com/toolperm/pdp/adapters/geminicli"
+	"github.com/toolperm/pdp/adapters/hookflow"
+	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/pdp"
+)
+
+// hookAgent is an agent whose own hook input POST /v1/hooks/{agent}
+// takes and whose own output it answers.
+type hookAgent struct {
+	parse  func([]byte) (hookflow.Call, error)
+	reply  func(hookflow.Call, hookflow.Verdict) hookflow.Reply
+	canAsk func(hookflow.Call) bool
+}
+
+func always(hookflow.Call) bool { return true }
+
+func never(hookflow.Call) bool { return false }
+
+var hookAgents = map[string]hookAgent{
+	claudecode.Agent: {claudecode.Parse, claudecode.Reply, always},
+	codex.Agent:      {codex.Parse, codex.Reply, never},
+	geminicli.Agent:  {geminicli.Parse, geminicli.Reply, always},
+	cursor.Agent:     {cursor.Parse, cursor.Reply, cursor.CanAsk},
+}
+
+// hookDecisionTimeout bounds one hook decision, as the command hooks'
+// default --timeout does.
+const hookDecisionTimeout = 20 * time.Second
+
+const hookCallKey = "hook_call"
+
+// hookAnswers answers every failure of a hook request — a refused token,
+// bad input, a store that is down — with status 200 and the agent's own
+// deny: an agent takes an error status for a hook that failed, and most
+// of them then run the tool.
+func (s *Server) hookAnswers(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		a, ok := hookAgents[c.Param("agent")]
+		if !ok {
+			return fail(http.StatusNotFound, "unknown_agent", "no hook endpoint for agent %q (one of %s)", c.Param("agent"), strings.Join(hookAgentNames(), ", "))
+		}
+		err := next(c)
+		if err == nil || c.Response().Committed {
+			return err
+		}
+		var refused *pdp.Refusal
+		if errors.As(err, &refused) {
+			s.refuse(c, http.StatusForbidden, callerOf(c).name, refused.Reason)
+		}
+		ae := classify(err)
+		if ae.Status >= 500 {
+			s.cfg.Logger.Error("hook request failed", "agent", c.Param("agent"), "status", ae.Status, "err", err)
+		}
+		call, _ := c.Get(hookCallKey).(hookflow.Call)
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, a.reply(call, hookflow.Deny(errors.New(ae.Message))).Body)
+	}
+}
+
+func hookAgentNames() []string {
+	names := make([]string, 0, len(hookAgents))
+	for n := range hookAgents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// hook answers POST /v1/hooks/{agent}: the agent's event decoded by its
+// adapter, decided by the core as POST /v1/decide does (?wait= holds an
+// ask for a person's answer, at most the server's longest wait), encoded
+// in the agent's own output.
+func (s *Server) hook(c echo.Context) error {
+	a := hookAgents[c.Param("agent")]
+	raw, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return fail(http.StatusBadRequest, "invalid_json", "reading the hook event: %v", err)
+	}
+	call, err := a.parse(raw)
+	c.Set(hookCallKey, call)
+	if err != nil {
+		return fail(http.StatusBadRequest, "invalid_event", "%v", err)
+	}
+	var wait time.Duration
+	if w := c.QueryParam("wait"); w != "" {
+		d, err := time.ParseDuration(w)
+		if err != nil || d < 0 {
+			return fail(http.StatusBadRequest, "invalid_wait", "wait must be a duration such as 30s, got %q", w)
+		}
+		wait = min(d, s.cfg.MaxWait)
+	}
+	o := hookflow.Options{PDP: serverPDP{s: s, c: c}, ConsoleURL: c.Scheme() + "://" + c.Request().Host + "/ui/",
+		Timeout: hookDecisionTimeout, Wait: wait, CanAsk: a.canAsk(call)}
+	ctx := c.Request().Context()
+	if call.Kind == hookflow.Outcome {
+		if err := hookflow.Record(ctx, o, call); err != nil {
+			s.cfg.Logger.Warn("hook outcome not recorded", "agent", call.Agent, "err", err)
+		}
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, a.reply(call, hookflow.Verdict{}).Body)
+	}
+	v := hookflow.Decide(ctx, o, call)
+	if v.DecisionID != "" {
+		c.Set(decisionIDKey, v.DecisionID)
+	}
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, a.reply(call, v).Body)
+}
+
+// serverPDP is the flow's PDP inside the server: the core, as the
+// request's caller.
+type serverPDP struct {
+	s *Server
+	c echo.Context
+}
+
+func (p serverPDP) CreateSession(ctx context.Context, spec api.NewSession) error {
+	_, err := p.s.sessions.Create(ctx, spec, callerOf(p.c).core())
+	if errors.Is(err, pdp.ErrExists) {
+		return nil
+	}
+	return storeUnavailable(err)
+}
+
+func (p serverPDP) Decide(_ context.Context, r api.DecideRequest) (api.Decision, error) {
+	return p.s.decideCall(p.c, r, false)
+}
+
+// Answer waits for a person's answer to the caller's own ask.
+func (p serverPDP) Answer(ctx context.Context, id string, wait time.Duration) (*api.Answer, error) {
+	answered, release := p.s.waiters.watch(id)
+	defer func() { release() }()
+	rec, err := p.s.cfg.Store.Decision(ctx, id)
+	if err != nil {
+		return nil, storeUnavailable(err)
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for rec.Answer == nil && rec.Decision.Decision == pdp.Ask {
+		select {
+		case <-answered:
+			release()
+			answered, release = p.s.waiters.watch(id)
+			if rec, err = p.s.cfg.Store.Decision(ctx, id); err != nil {
+				return nil, storeUnavailable(err)
+			}
+		case <-timer.C:
+			return nil, nil
+		case <-p.s.cfg.Stopping:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if rec.Answer == nil || rec.Answer.ReportedBy != "" {
+		return nil, nil
+	}
+	return rec.Answer, nil
+}
+
+func (p serverPDP) RecordOutcome(ctx context.Context, toolUseID, outcome, channel string) error {
+	outcomes := pdp.Outcomes{Sessions: p.s.sessions, Store: p.s.cfg.Store}
+	_, err := outcomes.Record(ctx, toolUseID, outcome, channel, callerOf(p.c).core())
+	if err == nil {
+		p.s.changed()
+	}
+	if err == nil || errors.Is(err, pdp.ErrConflict) || errors.Is(err, pdp.ErrNotFound) {
+		return nil
+	}
+	return err
+}
