@@ -3,11 +3,18 @@ package pdp_test
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/policysource"
+	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
+	"github.com/toolperm/pdp/policies"
 )
 
 // The agents' own tools, judged through the engine with the shipped
@@ -65,5 +72,53 @@ func TestAgentToolBadInputIsAnError(t *testing.T) {
 				t.Fatalf("decision %+v, error %v: want a bad-input error", d, err)
 			}
 		})
+	}
+}
+
+// acceptEditsOptIn is the three-line extension docs/policy.md shows.
+const acceptEditsOptIn = `package toolperm
+import rego.v1
+runtime_level := "READ_WRITE" if input.runtime.permission_mode == "acceptEdits"
+`
+
+// The runtime's mode is a fact: the shipped policy decides the same
+// whatever it says, and the opt-in of docs/policy.md makes acceptEdits
+// READ_WRITE, through the engine and its caches.
+func TestPermissionModeIsAFactUnlessAPolicyOptsIn(t *testing.T) {
+	write := func(mode string) pdp.Call {
+		return pdp.Call{Request: api.DecideRequest{SessionID: "s1", Tool: "Write", Args: map[string]any{"file_path": "/w/a.go"}, Cwd: "/w",
+			Runtime: &api.Runtime{Agent: "claude-code", PermissionMode: mode}}, Session: &pdp.SessionTree{ID: "s1", Workspace: "/w"}}
+	}
+	shipped := newEngine(t, pdp.Components{})
+	for _, mode := range []string{"default", "acceptEdits", "bypassPermissions"} {
+		if d := decide(t, shipped, write(mode)); d.Decision != api.Ask {
+			t.Fatalf("shipped policy, %s: %s %s", mode, d.Decision, d.Rule)
+		}
+	}
+	dir := t.TempDir()
+	entries, err := fs.ReadDir(policies.FS, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		raw, _ := fs.ReadFile(policies.FS, e.Name())
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "runtime_level.rego"), []byte(acceptEditsOptIn), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := policysource.LoadFS(context.Background(), os.DirFS(dir), "opt-in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opted := pdp.New(p, pdp.Components{Workspace: paths.Resolver{}, Shell: shell.Parser{}})
+	for mode, want := range map[string]string{"default": api.Ask, "acceptEdits": api.Allow, "plan": api.Ask} {
+		for range 2 { // the second time from the engine's caches
+			if d := decide(t, opted, write(mode)); d.Decision != want {
+				t.Fatalf("opt-in, %s: %s %s, want %s", mode, d.Decision, d.Rule, want)
+			}
+		}
 	}
 }

@@ -36,7 +36,16 @@ matches["level"] := {"pattern": hits[0], "action": level_rules[hits[0]]} if {
 	count(hits) > 0
 }
 
-level_rules := data.levels[input.session.permission_level]
+# level_rules is the level table of the session's level, or of a looser
+# level a policy extension gives the runtime's own mode as
+# data.toolperm.runtime_level (docs/policy.md, "The runtime's own mode").
+# The shipped policy defines none: it never loosens on what a runtime
+# says about itself.
+level_rules := data.levels[data.toolperm.runtime_level] if {
+	level_rank[data.toolperm.runtime_level] > level_rank[input.session.permission_level]
+} else := data.levels[input.session.permission_level]
+
+level_rank := {"READ_ONLY": 0, "READ_WRITE": 1, "SMART": 2}
 
 # The level table applies to LOCAL sessions only; CLOUD ignores it.
 level_applies if input.session.execution_mode == "LOCAL"

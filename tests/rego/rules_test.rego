@@ -102,3 +102,19 @@ test_strictest_layer_in_every_order if {
 	toolperm.resolved.layer == "level" with input as call("fs.write", {"rules": {"fs.write": "allow"}}) with data.rules as {"fs.*": "allow"}
 	not toolperm.resolved with input as call("widget.spin", {})
 }
+
+# The shipped policy reads the runtime's mode as a fact only.
+test_runtime_mode_never_loosens_the_shipped_policy if {
+	inp := object.union(call("fs.write", {}), {"runtime": {"agent": "claude-code", "permission_mode": "acceptEdits"}})
+	toolperm.decision.decision == "ask" with input as inp
+}
+
+# The opt-in of docs/policy.md: acceptEdits picks READ_WRITE's table, and
+# never a stricter one than the session's.
+test_runtime_level_opt_in if {
+	accept := {"runtime": {"permission_mode": "acceptEdits"}}
+	toolperm.decision.decision == "allow" with input as object.union(call("fs.write", {}), accept)
+		with toolperm.runtime_level as "READ_WRITE"
+	toolperm.decision.decision == "allow" with input as object.union(call("fs.write", {"permission_level": "SMART"}), accept)
+		with toolperm.runtime_level as "READ_ONLY"
+}
