@@ -29,7 +29,7 @@ func rootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().String("config", "config.yaml", "configuration file (a missing default file means built-in defaults)")
-	root.AddCommand(serveCommand(), decideCommand(), hookCommand())
+	root.AddCommand(serveCommand(), decideCommand(), hookCommand(), initCommand())
 	root.AddCommand(mcpProxyCommand())
 	root.AddCommand(replayCommand())
 	root.AddCommand(asksCommand(), answerCommand(), levelCommand())

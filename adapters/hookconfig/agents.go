@@ -1,0 +1,156 @@
+package hookconfig
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Agent is what pdp init knows of one agent's hook configuration.
+type Agent struct {
+	// Name is the agent as pdp hook and the hook endpoint name it.
+	Name string
+	// Binaries are the agent's programs, to tell whether it is installed.
+	Binaries []string
+	// userFile and projectFile are its configuration files, relative to
+	// the home directory and to the project.
+	userFile, projectFile string
+	// events are the hook events the PDP's hook is installed for.
+	events []string
+	// matcher selects every tool ("" for none: the agent's hook entry has
+	// no matcher).
+	matcher string
+	// flat: the event's array holds the hooks themselves (Cursor), not
+	// matcher groups of them.
+	flat bool
+	// version is the top-level "version" the file must have, 0 for none.
+	version int
+	// http says the agent has HTTP hooks.
+	http bool
+}
+
+// Agents are the agents pdp init configures.
+var Agents = []Agent{
+	{Name: "claude-code", Binaries: []string{"claude"}, userFile: ".claude/settings.json", projectFile: ".claude/settings.json",
+		events: []string{"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied"}, matcher: "*", http: true},
+	{Name: "codex", Binaries: []string{"codex"}, userFile: ".codex/hooks.json", projectFile: ".codex/hooks.json",
+		events: []string{"PreToolUse", "PermissionRequest", "PostToolUse"}},
+	{Name: "gemini-cli", Binaries: []string{"gemini"}, userFile: ".gemini/settings.json", projectFile: ".gemini/settings.json",
+		events: []string{"BeforeTool"}, matcher: ".*"},
+	{Name: "cursor", Binaries: []string{"cursor-agent", "cursor"}, userFile: ".cursor/hooks.json", projectFile: ".cursor/hooks.json",
+		events: []string{"preToolUse", "beforeShellExecution", "beforeMCPExecution", "beforeReadFile"}, flat: true, version: 1},
+}
+
+// Lookup is the agent of that name.
+func Lookup(name string) (Agent, error) {
+	var names []string
+	for _, a := range Agents {
+		if a.Name == name {
+			return a, nil
+		}
+		names = append(names, a.Name)
+	}
+	return Agent{}, fmt.Errorf("unknown agent %q: one of %s", name, strings.Join(names, ", "))
+}
+
+// Where says which of an agent's files is meant.
+type Where struct {
+	// Project is the project directory for --project, "" for the user's
+	// file.
+	Project string
+	// Home is the user's home directory; CodexHome, when set, is
+	// Codex's ($CODEX_HOME).
+	Home, CodexHome string
+}
+
+// File is the agent's configuration file.
+func (a Agent) File(w Where) (string, error) {
+	switch {
+	case w.Project != "":
+		return filepath.Join(w.Project, a.projectFile), nil
+	case a.Name == "codex" && w.CodexHome != "":
+		return filepath.Join(w.CodexHome, "hooks.json"), nil
+	case w.Home == "":
+		return "", errors.New("no home directory is known: pass --project or set HOME")
+	}
+	return filepath.Join(w.Home, a.userFile), nil
+}
+
+// Hook is what the PDP's hook runs: a command, or an HTTP hook.
+type Hook struct {
+	// URL is the PDP's base URL; "" leaves the command's default.
+	URL string
+	// HTTP installs an HTTP hook (Claude Code) instead of a command.
+	HTTP bool
+	// TokenEnv names the variable holding the dispatcher token (HTTP).
+	TokenEnv string
+}
+
+const defaultURL = "http://127.0.0.1:8181"
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// handler is the hook entry for the agent.
+func (a Agent) handler(h Hook) (*object, error) {
+	o := newObject()
+	if h.HTTP {
+		if !a.http {
+			return nil, fmt.Errorf("%s has no HTTP hooks: leave out --http to install the command hook `pdp hook %s`", a.Name, a.Name)
+		}
+		tokenEnv := h.TokenEnv
+		if tokenEnv == "" {
+			tokenEnv = "PDP_TOKEN"
+		}
+		if !envName.MatchString(tokenEnv) {
+			return nil, fmt.Errorf("%q is not an environment variable's name", tokenEnv)
+		}
+		base := h.URL
+		if base == "" {
+			base = defaultURL
+		}
+		headers := newObject()
+		headers.set("Authorization", "Bearer $"+tokenEnv)
+		o.set("type", "http")
+		o.set("url", strings.TrimRight(base, "/")+"/v1/hooks/"+a.Name)
+		o.set("headers", headers)
+		o.set("allowedEnvVars", []any{tokenEnv})
+		// A failing HTTP hook blocks instead of letting the tool run.
+		o.set("onFailure", "block")
+		return o, nil
+	}
+	command := "pdp hook " + a.Name
+	if h.URL != "" {
+		if strings.ContainsAny(h.URL, " \t\n'\"`$\\;&|<>") {
+			return nil, fmt.Errorf("--url %q holds characters a hook command would have to quote", h.URL)
+		}
+		command += " --url " + h.URL
+	}
+	if !a.flat {
+		o.set("type", "command")
+	}
+	o.set("command", command)
+	if a.flat {
+		// Cursor runs the action when a hook fails unless it is told not to.
+		o.set("failClosed", true)
+	}
+	return o, nil
+}
+
+// ours says whether a hook entry is the PDP's hook for this agent: a
+// command running `pdp hook <agent>` (by any path to pdp), or an HTTP
+// hook to /v1/hooks/<agent>.
+func (a Agent) ours(v any) bool {
+	o, ok := v.(*object)
+	if !ok {
+		return false
+	}
+	if cmd, ok := o.vals["command"].(string); ok {
+		return regexp.MustCompile(`(^|[/\s])pdp hook ` + regexp.QuoteMeta(a.Name) + `(\s|$)`).MatchString(cmd)
+	}
+	if url, ok := o.vals["url"].(string); ok {
+		return strings.HasSuffix(strings.TrimRight(url, "/"), "/v1/hooks/"+a.Name)
+	}
+	return false
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/toolperm/pdp/adapters/hookconfig"
+)
+
+func initCommand() *cobra.Command {
+	var agent, url, tokenEnv string
+	var project, http, remove bool
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Install the PDP's hook in an agent's own configuration (Claude Code, Codex, Gemini CLI, Cursor)",
+		Long: `pdp init --agent claude-code|codex|gemini-cli|cursor writes the agent's hook
+configuration so every tool call asks the PDP:
+
+  claude-code  ~/.claude/settings.json   (--project: .claude/settings.json)
+               PreToolUse, PostToolUse, PostToolUseFailure, PermissionDenied
+  codex        ~/.codex/hooks.json ($CODEX_HOME)   (--project: .codex/hooks.json)
+               PreToolUse, PermissionRequest, PostToolUse
+  gemini-cli   ~/.gemini/settings.json   (--project: .gemini/settings.json)
+               BeforeTool
+  cursor       ~/.cursor/hooks.json      (--project: .cursor/hooks.json)
+               preToolUse, beforeShellExecution, beforeMCPExecution, beforeReadFile
+               ("version": 1, "failClosed": true)
+
+The hook is the command "pdp hook <agent>" (with --url, "pdp hook <agent> --url U").
+With --http (Claude Code only) it is an HTTP hook to U/v1/hooks/claude-code
+with "onFailure": "block" and the token from $PDP_TOKEN (--token-env) through
+"headers" and "allowedEnvVars".
+
+Every other setting and hook stays as it was, in its order. The file is
+written atomically, the file as it was kept beside it as <file>.pdp-backup;
+a second run changes nothing (an event that has the PDP's hook in either
+form is left as it is); a file that does not parse is refused and left
+alone. --remove takes out exactly the PDP's own hook entries.
+
+pdp init with no --agent lists the agents it finds installed and where
+the PDP's hook is configured.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			home, _ := os.UserHomeDir()
+			where := hookconfig.Where{Home: home, CodexHome: os.Getenv("CODEX_HOME")}
+			if project {
+				dir, err := os.Getwd()
+				if err != nil {
+					return err
+				}
+				where.Project = dir
+			}
+			if agent == "" {
+				if http || remove || url != "" {
+					return fmt.Errorf("--http, --url and --remove need --agent (one of %s)", agentNames())
+				}
+				return listAgents(cmd, where)
+			}
+			a, err := hookconfig.Lookup(agent)
+			if err != nil {
+				return err
+			}
+			file, err := a.File(where)
+			if err != nil {
+				return err
+			}
+			var change hookconfig.Change
+			if remove {
+				change, err = hookconfig.Remove(a, file)
+			} else {
+				change, err = hookconfig.Install(a, file, hookconfig.Hook{URL: url, HTTP: http, TokenEnv: tokenEnv})
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), change)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&agent, "agent", "", "the agent: "+agentNames())
+	cmd.Flags().BoolVar(&project, "project", false, "the project's configuration in the current directory instead of the user's")
+	cmd.Flags().BoolVar(&http, "http", false, "an HTTP hook to the server instead of a command (Claude Code)")
+	cmd.Flags().StringVar(&url, "url", "", "the PDP's base URL (default: the hook's own, http://127.0.0.1:8181)")
+	cmd.Flags().StringVar(&tokenEnv, "token-env", "PDP_TOKEN", "with --http: the variable Claude Code reads the dispatcher token from")
+	cmd.Flags().BoolVar(&remove, "remove", false, "take the PDP's hook entries out")
+	return cmd
+}
+
+func agentNames() string {
+	var names []string
+	for _, a := range hookconfig.Agents {
+		names = append(names, a.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// listAgents says, per agent, whether it is installed and which of its
+// files have the PDP's hook.
+func listAgents(cmd *cobra.Command, where hookconfig.Where) error {
+	out := cmd.OutOrStdout()
+	for _, a := range hookconfig.Agents {
+		installed := "not found on PATH"
+		for _, bin := range a.Binaries {
+			if path, err := exec.LookPath(bin); err == nil {
+				installed = "installed (" + path + ")"
+				break
+			}
+		}
+		var configured []string
+		places := []hookconfig.Where{{Home: where.Home, CodexHome: where.CodexHome}}
+		if dir, err := os.Getwd(); err == nil {
+			places = append(places, hookconfig.Where{Project: dir})
+		}
+		for _, w := range places {
+			file, err := a.File(w)
+			if err != nil {
+				continue
+			}
+			ok, err := hookconfig.Configured(a, file)
+			switch {
+			case err != nil:
+				configured = append(configured, fmt.Sprintf("%s (%v)", file, err))
+			case ok:
+				configured = append(configured, file)
+			}
+		}
+		hooks := "the PDP's hook is not configured"
+		if len(configured) > 0 {
+			hooks = "the PDP's hook is in " + strings.Join(configured, ", ")
+		}
+		fmt.Fprintf(out, "%-12s %s; %s\n", a.Name, installed, hooks)
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runInit runs `pdp init args…` as a child process with HOME at home,
+// in dir, with the agents' programs of bin on PATH.
+func runInit(t *testing.T, home, dir, bin string, args ...string) pdpRun {
+	t.Helper()
+	cmd := pdpProcess(append([]string{"init"}, args...), "HOME="+home, "CODEX_HOME=", "PATH="+bin)
+	cmd.Dir = dir
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	r := pdpRun{stdout: out.String(), stderr: errOut.String()}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		r.status = exit.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestInitOnRealFiles(t *testing.T) {
+	home, project, bin := t.TempDir(), t.TempDir(), t.TempDir()
+	settings := filepath.Join(home, ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	existing := `{"theme": "dark", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}]}}`
+	if err := os.WriteFile(settings, []byte(existing), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// Existing settings with another hook: its own entries added, the rest kept.
+	r := runInit(t, home, project, bin, "--agent", "claude-code", "--http", "--url", "http://127.0.0.1:8181")
+	if r.status != 0 || !strings.Contains(r.stdout, "added the PDP's hook for PreToolUse") || !strings.Contains(r.stdout, ".pdp-backup") {
+		t.Fatalf("%s", r)
+	}
+	written, _ := os.ReadFile(settings)
+	var v map[string]any
+	if err := json.Unmarshal(written, &v); err != nil || v["theme"] != "dark" || !strings.Contains(string(written), "./guard.sh") ||
+		!strings.Contains(string(written), `"onFailure": "block"`) || !strings.Contains(string(written), `"Bearer $PDP_TOKEN"`) {
+		t.Fatalf("%s %v", written, err)
+	}
+	// A second run changes nothing.
+	if r := runInit(t, home, project, bin, "--agent", "claude-code", "--http"); r.status != 0 || !strings.Contains(r.stdout, "unchanged") {
+		t.Fatalf("%s", r)
+	}
+	if again, _ := os.ReadFile(settings); !bytes.Equal(again, written) {
+		t.Fatal("a second run changed the file")
+	}
+
+	// A fresh project file.
+	if r := runInit(t, home, project, bin, "--agent", "cursor", "--project"); r.status != 0 {
+		t.Fatalf("%s", r)
+	}
+	if raw, err := os.ReadFile(filepath.Join(project, ".cursor", "hooks.json")); err != nil || !strings.Contains(string(raw), `"failClosed": true`) {
+		t.Fatalf("%s %v", raw, err)
+	}
+
+	// An unparsable file is refused and left alone.
+	gemini := filepath.Join(home, ".gemini", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(gemini), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gemini, []byte(`{"hooks": `), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runInit(t, home, project, bin, "--agent", "gemini-cli"); r.status == 0 || !strings.Contains(r.stderr, "does not parse") {
+		t.Fatalf("%s", r)
+	}
+	if raw, _ := os.ReadFile(gemini); string(raw) != `{"hooks": ` {
+		t.Fatalf("the unparsable file was changed: %s", raw)
+	}
+
+	// The listing: installed agents and where the hook is.
+	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = runInit(t, home, project, bin)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.status != 0 || len(lines) != 4 {
+		t.Fatalf("%s", r)
+	}
+	for _, want := range []string{"claude-code  not found on PATH; the PDP's hook is in " + settings, "codex        installed (" + filepath.Join(bin, "codex") + ")",
+		"cursor       not found on PATH; the PDP's hook is in " + filepath.Join(project, ".cursor", "hooks.json"), "does not parse"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("the listing does not say %q:\n%s", want, r.stdout)
+		}
+	}
+
+	// --remove gives back the settings as they were.
+	if r := runInit(t, home, project, bin, "--agent", "claude-code", "--remove"); r.status != 0 || !strings.Contains(r.stdout, "removed") {
+		t.Fatalf("%s", r)
+	}
+	var before, after map[string]any
+	raw, _ := os.ReadFile(settings)
+	if json.Unmarshal([]byte(existing), &before) != nil || json.Unmarshal(raw, &after) != nil || !jsonEqual(before, after) {
+		t.Fatalf("after --remove:\n%s", raw)
+	}
+	if r := runInit(t, home, project, bin, "--agent", "codex", "--http"); r.status == 0 || !strings.Contains(r.stderr, "no HTTP hooks") {
+		t.Fatalf("%s", r)
+	}
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// The hook that pdp init writes is one the agent can run: its command,
+// run by a shell as the agent runs it, answers an event.
+func TestInitWritesAHookThatRuns(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	srv, _ := pdpTestServer(t)
+	if r := runInit(t, home, project, t.TempDir(), "--agent", "gemini-cli", "--url", srv.URL); r.status != 0 {
+		t.Fatalf("%s", r)
+	}
+	raw, _ := os.ReadFile(filepath.Join(home, ".gemini", "settings.json"))
+	var s struct {
+		Hooks map[string][]struct {
+			Hooks []struct{ Command string }
+		}
+	}
+	if err := json.Unmarshal(raw, &s); err != nil || len(s.Hooks["BeforeTool"]) != 1 {
+		t.Fatalf("%s %v", raw, err)
+	}
+	command := s.Hooks["BeforeTool"][0].Hooks[0].Command
+	// The agent runs "pdp …" through a shell; here pdp is this test binary.
+	fields := strings.Fields(command)
+	if fields[0] != "pdp" {
+		t.Fatalf("command %q", command)
+	}
+	r := runAgentHookArgs(t, fields[1:], agentEvent(t, "geminicli", "before_read_outside.json"))
+	if got, why := seenBy["gemini-cli"](r); got != "deny" || !strings.Contains(why, "OUTSIDE_WORKSPACE") {
+		t.Fatalf("%s (%s)", got, why)
+	}
+}
+
+// runAgentHookArgs runs pdp with exactly these arguments and the event on
+// stdin.
+func runAgentHookArgs(t *testing.T, args []string, stdin string) hookRun {
+	t.Helper()
+	cmd := pdpProcess(args, "GEMINI_PROJECT_DIR=", "CLAUDE_PROJECT_DIR=")
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	r := hookRun{out.String(), errOut.String(), 0}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		r.exit = exit.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
