@@ -167,3 +167,45 @@ func runAgentHookArgs(t *testing.T, args []string, stdin string) hookRun {
 	}
 	return r
 }
+
+// Each agent's README section: the pdp init line writes exactly the
+// hand-written snippet beside it.
+func TestREADMEAgentSections(t *testing.T) {
+	for heading, file := range map[string]string{
+		"### Claude Code:":          ".claude/settings.json",
+		"### Claude Code over HTTP": ".claude/settings.json",
+		"### Codex CLI":             ".codex/hooks.json",
+		"### Gemini CLI":            ".gemini/settings.json",
+		"### Cursor":                ".cursor/hooks.json",
+	} {
+		t.Run(heading, func(t *testing.T) {
+			var args []string
+			for _, line := range strings.Split(readmeBlock(t, heading, "sh"), "\n") {
+				if strings.HasPrefix(line, "pdp init ") {
+					args = strings.Fields(line)[2:]
+				}
+			}
+			if args == nil {
+				t.Fatal("the section has no pdp init line")
+			}
+			home := t.TempDir()
+			if r := runInit(t, home, t.TempDir(), t.TempDir(), args...); r.status != 0 {
+				t.Fatalf("%s", r)
+			}
+			written, err := os.ReadFile(filepath.Join(home, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want any
+			if err := json.Unmarshal(written, &got); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal([]byte(readmeBlock(t, heading, "json")), &want); err != nil {
+				t.Fatalf("the README's snippet: %v", err)
+			}
+			if !jsonEqual(got, want) {
+				t.Fatalf("pdp init %v writes\n%s\nthe README shows\n%s", args, written, readmeBlock(t, heading, "json"))
+			}
+		})
+	}
+}
