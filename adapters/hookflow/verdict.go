@@ -29,7 +29,8 @@ func reason(reason, rule, id string) string {
 }
 
 // whereToAnswer says where a person answers an ask that the agent cannot
-// show: the terminal and the console.
+// show, the terminal or the console, and how: the hook has answered
+// already, so only a grant lets the model's retry through.
 func whereToAnswer(id, consoleURL string) string {
-	return fmt.Sprintf("a person answers it: `pdp answer %s allow_once` (or allow_session, deny) or the console at %s; then retry the call", id, consoleURL)
+	return fmt.Sprintf("a person answers it with `pdp answer %s allow_session` or in the console at %s, which grants the call for the session so that a retry is allowed (a call that cannot be granted needs a higher level: `pdp level`)", id, consoleURL)
 }
