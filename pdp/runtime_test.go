@@ -39,6 +39,7 @@ func TestAgentToolsThroughTheEngine(t *testing.T) {
 		"codex Bash is a command":              {"Bash", codex, map[string]any{"command": "git status"}, api.ReadOnly, api.Ask, "shell.exec"},
 		"exec_command's cmd is the command":    {"exec_command", codex, map[string]any{"cmd": "rm -rf /", "workdir": "/w"}, api.Full, api.Deny, "rm -rf /"},
 		"exec_command's workdir is a path":     {"exec_command", codex, map[string]any{"cmd": "ls", "workdir": "/etc"}, api.Full, api.Deny, "OUTSIDE_WORKSPACE"},
+		"exec_command naming another shell":    {"exec_command", codex, map[string]any{"cmd": "print(1)", "shell": "/usr/bin/python3"}, api.Full, api.Deny, "OUTSIDE_WORKSPACE"},
 		"gemini replace outside":               {"replace", &api.Runtime{Agent: "gemini-cli"}, map[string]any{"file_path": "/etc/hosts", "old_string": "a", "new_string": "b"}, api.Full, api.Deny, "OUTSIDE_WORKSPACE"},
 		"gemini replace, its strings are data": {"replace", &api.Runtime{Agent: "gemini-cli"}, map[string]any{"file_path": "/w/a.txt", "old_string": "/etc/passwd", "new_string": "../../x"}, api.ReadWrite, api.Allow, "fs.edit"},
 		"cursor Write's contents are data":     {"Write", &api.Runtime{Agent: "cursor"}, map[string]any{"file_path": "/w/a.txt", "contents": "see /etc/shadow"}, api.ReadWrite, api.Allow, "fs.write"},
