@@ -26,9 +26,9 @@ func (s *Server) decide(c echo.Context) error {
 
 // decideCall decides one request of the caller (POST /v1/decide and the
 // agents' hook endpoints).
-func (s *Server) decideCall(c echo.Context, req pdp.Request, explain bool) (pdp.Decision, error) {
+func (s *Server) decideCall(c echo.Context, req api.DecideRequest, explain bool) (api.Decision, error) {
 	if err := pdp.ValidateRequest(req); err != nil {
-		return pdp.Decision{}, err
+		return api.Decision{}, err
 	}
 	ctx := c.Request().Context()
 	// The tree read has the decision's deadline; the audit write has its
@@ -38,7 +38,7 @@ func (s *Server) decideCall(c echo.Context, req pdp.Request, explain bool) (pdp.
 	session, err := s.sessions.Resolve(rctx, req, callerOf(c).core())
 	cancel()
 	if err != nil {
-		return pdp.Decision{}, storeUnavailable(err)
+		return api.Decision{}, storeUnavailable(err)
 	}
 	d, err := s.cfg.Engine.Decide(ctx, pdp.Call{Request: req, Session: session, Explain: explain})
 	if d.DecisionID != "" {

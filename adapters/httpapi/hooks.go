@@ -148,7 +148,7 @@ func (p serverPDP) Answer(ctx context.Context, id string, wait time.Duration) (*
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
-	for rec.Answer == nil && rec.Decision.Decision == pdp.Ask {
+	for rec.Answer == nil && rec.Decision.Decision == api.Ask {
 		select {
 		case <-answered:
 			release()

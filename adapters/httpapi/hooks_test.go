@@ -102,7 +102,7 @@ type hookCase struct {
 // answer: allow, deny, ask (Codex: a deny saying where to answer),
 // malformed input, a token missing or of the wrong role.
 func TestHookEndpointAnswersEachAgentInItsOwnShape(t *testing.T) {
-	srv := testserver.New(t, testserver.Feed(), testserver.Tokens(
+	srv := testserver.New(t, testserver.Tokens(
 		testserver.Token("runtime", "d-secret", httpapi.Dispatcher), testserver.Token("desktop", "u-secret", httpapi.User)))
 	person := client.New(srv.URL, client.WithToken("u-secret"))
 	if _, err := person.Sessions().Create(context.Background(), client.Session{ID: "codex:019a3c5e-0000-7000-8000-000000000001", Workspace: "/home/dev/proj", PermissionLevel: "READ_WRITE"}); err != nil {
@@ -175,7 +175,7 @@ func TestHookEndpointStoreDownIsADeny(t *testing.T) {
 
 // ?wait= holds a Codex ask for a person's answer.
 func TestHookEndpointWaitsForAPerson(t *testing.T) {
-	srv := testserver.New(t, testserver.Feed())
+	srv := testserver.New(t)
 	person := client.New(srv.URL)
 	answered := make(chan error, 1)
 	go func() {
