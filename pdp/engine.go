@@ -51,6 +51,10 @@ type Components struct {
 	// MemoBytes bounds the memory the active policy's memo of answers may
 	// hold (default evalcache.DefaultMemoBytes).
 	MemoBytes int64
+	// SubmemoBytes bounds the memory the active policy's function results
+	// kept across evaluations may hold (default
+	// evalcache.DefaultFuncMemoBytes).
+	SubmemoBytes int64
 	// Changes is told when an ask is recorded (the audit log writes it to
 	// the change log), so live readers see it; may be nil.
 	Changes Notifier
@@ -110,6 +114,7 @@ func New(p *Policy, c Components) *Engine {
 	e := &Engine{c: c}
 	if p != nil {
 		p.memo.SetLimit(c.MemoBytes)
+		p.reuse.SetFuncMemoBytes(c.SubmemoBytes)
 		e.policy.Store(p)
 	}
 	return e
@@ -122,6 +127,7 @@ func (e *Engine) Swap(p *Policy) error {
 		return errors.New("refusing to activate a nil policy")
 	}
 	p.memo.SetLimit(e.c.MemoBytes)
+	p.reuse.SetFuncMemoBytes(e.c.SubmemoBytes)
 	e.policy.Store(p)
 	return nil
 }

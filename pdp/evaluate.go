@@ -93,8 +93,11 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, p
 		return evaluation{}, nil, fmt.Errorf("evaluating %s: %w", name, err)
 	}
 	out, err := decodeResult(rs, name, explain)
-	if err == nil && !explain {
-		ev.p.memo.Put(key, out)
+	if err == nil {
+		cache.Commit()
+		if !explain {
+			ev.p.memo.Put(key, out)
+		}
 	}
 	return out, cache.Next(), err
 }

@@ -135,6 +135,9 @@ type Policy struct {
 	MaxBundleBytes int64         `yaml:"max_bundle_bytes"`
 	// MemoBytes bounds the memory of the memo of policy answers.
 	MemoBytes    int64        `yaml:"memo_bytes"`
+	// SubmemoBytes bounds the memory of the results of functions kept
+	// across evaluations.
+	SubmemoBytes int64 `yaml:"submemo_bytes"`
 	Verification Verification `yaml:"verification"`
 }
 
@@ -191,7 +194,7 @@ func Default() Config {
 		Server: Server{Addr: "127.0.0.1:8181", MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second, MaxWait: 60 * time.Second,
 			ReadTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, TrustedProxies: []string{}, DecisionTimeout: 2 * time.Second},
 		DB: DB{Path: "pdp.db", MaxConns: 10},
-		Policy: Policy{PollInterval: 5 * time.Second, EvalTimeout: time.Second, MaxBundleBytes: 16 << 20, MemoBytes: 64 << 20,
+		Policy: Policy{PollInterval: 5 * time.Second, EvalTimeout: time.Second, MaxBundleBytes: 16 << 20, MemoBytes: 64 << 20, SubmemoBytes: 32 << 20,
 			Verification: Verification{KeyID: "default", Algorithm: "RS256"}},
 		Paths: Paths{FollowSymlinks: true, MaxElements: 256, MaxLookups: 8192, CaseInsensitive: caseInsensitiveHost()},
 		Sessions: Sessions{

@@ -39,7 +39,7 @@ func LocalEngine(ctx context.Context, cfg config.Config, policy *pdp.Policy) (*p
 // shell parser, the path resolver, the assessor.
 func components(cfg config.Config, assess pdp.Assessor) pdp.Components {
 	return pdp.Components{Assessor: assess, Shell: shell.Parser{}, Workspace: workspaceResolver(cfg.Paths),
-		EvalTimeout: cfg.Policy.EvalTimeout, MemoBytes: cfg.Policy.MemoBytes}
+		EvalTimeout: cfg.Policy.EvalTimeout, MemoBytes: cfg.Policy.MemoBytes, SubmemoBytes: cfg.Policy.SubmemoBytes}
 }
 
 // PolicySource is the configured policy source, with the built-in policy

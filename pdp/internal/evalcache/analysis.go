@@ -68,21 +68,7 @@ func precomputable(compiler *ast.Compiler, paths Paths, keep func(deps) bool) []
 			return false
 		})
 	}
-	known := map[*ast.Rule]deps{}
-	var depsOf func(r *ast.Rule, visiting map[*ast.Rule]bool) deps
-	depsOf = func(r *ast.Rule, visiting map[*ast.Rule]bool) deps {
-		if d, ok := known[r]; ok {
-			return d
-		}
-		if visiting[r] {
-			return deps{varies: true} // recursion is a compile error; never precomputed
-		}
-		visiting[r] = true
-		d := ruleDeps(compiler, paths, r, func(dep *ast.Rule) deps { return depsOf(dep, visiting) })
-		delete(visiting, r)
-		known[r] = d
-		return d
-	}
+	depsOf := newDepsOf(compiler, paths)
 	var refs []ast.Ref
 	for _, ref := range order {
 		if !ref.IsGround() {
@@ -101,13 +87,34 @@ func precomputable(compiler *ast.Compiler, paths Paths, keep func(deps) bool) []
 				all.varies = true
 				break
 			}
-			all = all.with(depsOf(r, map[*ast.Rule]bool{}))
+			all = all.with(depsOf(r))
 		}
 		if keep(all) {
 			refs = append(refs, ref)
 		}
 	}
 	return refs
+}
+
+// newDepsOf returns what a rule (with every rule its body may reach)
+// depends on, each rule analysed once.
+func newDepsOf(compiler *ast.Compiler, paths Paths) func(*ast.Rule) deps {
+	known := map[*ast.Rule]deps{}
+	var depsOf func(r *ast.Rule, visiting map[*ast.Rule]bool) deps
+	depsOf = func(r *ast.Rule, visiting map[*ast.Rule]bool) deps {
+		if d, ok := known[r]; ok {
+			return d
+		}
+		if visiting[r] {
+			return deps{varies: true} // recursion is a compile error; never precomputed
+		}
+		visiting[r] = true
+		d := ruleDeps(compiler, paths, r, func(dep *ast.Rule) deps { return depsOf(dep, visiting) })
+		delete(visiting, r)
+		known[r] = d
+		return d
+	}
+	return func(r *ast.Rule) deps { return depsOf(r, map[*ast.Rule]bool{}) }
 }
 
 // deps summarises what a rule's value may depend on besides the
