@@ -134,10 +134,10 @@ type Policy struct {
 	EvalTimeout    time.Duration `yaml:"eval_timeout"`
 	MaxBundleBytes int64         `yaml:"max_bundle_bytes"`
 	// MemoBytes bounds the memory of the memo of policy answers.
-	MemoBytes    int64        `yaml:"memo_bytes"`
+	MemoBytes int64 `yaml:"memo_bytes"`
 	// SubmemoBytes bounds the memory of the results of functions kept
 	// across evaluations.
-	SubmemoBytes int64 `yaml:"submemo_bytes"`
+	SubmemoBytes int64        `yaml:"submemo_bytes"`
 	Verification Verification `yaml:"verification"`
 }
 
