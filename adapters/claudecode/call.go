@@ -36,20 +36,6 @@ func Parse(raw []byte) (hookflow.Call, error) {
 	return c, nil
 }
 
-type permissionRequestOutput struct {
-	HookSpecificOutput permissionRequestDecision `json:"hookSpecificOutput"`
-}
-
-type permissionRequestDecision struct {
-	HookEventName string             `json:"hookEventName"`
-	Decision      permissionBehavior `json:"decision"`
-}
-
-type permissionBehavior struct {
-	Behavior string `json:"behavior"`
-	Message  string `json:"message,omitempty"`
-}
-
 // Reply is Claude Code's answer to the verdict: PreToolUse's
 // permissionDecision; for PermissionRequest allow or deny, and nothing
 // for an ask (Claude Code's dialog asks); nothing after a call.
@@ -62,12 +48,11 @@ func Reply(c hookflow.Call, v hookflow.Verdict) hookflow.Reply {
 		if v.Decision == "ask" {
 			return hookflow.Reply{Body: []byte("{}\n")}
 		}
-		b := permissionBehavior{Behavior: v.Decision}
+		message := ""
 		if v.Decision == "deny" {
-			b.Message = v.Reason
+			message = v.Reason
 		}
-		out := hookflow.JSON(permissionRequestOutput{permissionRequestDecision{PermissionRequest, b}})
-		return hookflow.Reply{Stdout: out, Body: out}
+		return hookflow.PermissionReply(PermissionRequest, v.Decision, message)
 	}
 	out, err := json.Marshal(Answer(v.Decision, v.Reason))
 	if err != nil {

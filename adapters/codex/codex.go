@@ -92,31 +92,15 @@ type preToolUseDecision struct {
 	PermissionDecisionReason string `json:"permissionDecisionReason"`
 }
 
-type permissionRequestOutput struct {
-	HookSpecificOutput permissionRequestDecision `json:"hookSpecificOutput"`
-}
-
-type permissionRequestDecision struct {
-	HookEventName string             `json:"hookEventName"`
-	Decision      permissionBehavior `json:"decision"`
-}
-
-type permissionBehavior struct {
-	Behavior string `json:"behavior"`
-	Message  string `json:"message,omitempty"`
-}
-
 // Reply is Codex's answer to the verdict. An ask reaching here (the flow
 // turns every ask into a deny for Codex) is denied as well.
 func Reply(c hookflow.Call, v hookflow.Verdict) hookflow.Reply {
 	v = v.Normal()
 	if c.Kind == hookflow.Permission {
 		if v.Decision == "allow" {
-			return hookflow.Reply{Stdout: hookflow.JSON(permissionRequestOutput{permissionRequestDecision{PermissionRequest, permissionBehavior{Behavior: "allow"}}}),
-				Body: hookflow.JSON(permissionRequestOutput{permissionRequestDecision{PermissionRequest, permissionBehavior{Behavior: "allow"}}})}
+			return hookflow.PermissionReply(PermissionRequest, "allow", "")
 		}
-		out := hookflow.JSON(permissionRequestOutput{permissionRequestDecision{PermissionRequest, permissionBehavior{Behavior: "deny", Message: nonEmpty(v.Reason)}}})
-		return hookflow.Reply{Stdout: out, Body: out}
+		return hookflow.PermissionReply(PermissionRequest, "deny", nonEmpty(v.Reason))
 	}
 	if v.Decision == "allow" {
 		return hookflow.Reply{Body: []byte("{}\n")}

@@ -28,6 +28,24 @@ func JSON(v any) []byte {
 	return append(raw, '\n')
 }
 
+// PermissionReply answers a PermissionRequest event in the shape Claude
+// Code and Codex share: hookSpecificOutput.decision.behavior allow or
+// deny, with the message a denial shows.
+func PermissionReply(event, behavior, message string) Reply {
+	type decision struct {
+		Behavior string `json:"behavior"`
+		Message  string `json:"message,omitempty"`
+	}
+	type output struct {
+		HookEventName string   `json:"hookEventName"`
+		Decision      decision `json:"decision"`
+	}
+	out := JSON(struct {
+		HookSpecificOutput output `json:"hookSpecificOutput"`
+	}{output{event, decision{behavior, message}}})
+	return Reply{Stdout: out, Body: out}
+}
+
 // ReadEvent reads one hook event of at most 64 MiB.
 func ReadEvent(r io.Reader) ([]byte, error) {
 	raw, err := io.ReadAll(io.LimitReader(r, 64<<20))
