@@ -1,0 +1,142 @@
+package agents
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolperm/pdp/client"
+)
+
+// claudeCodeVersion is the version tests/agents/npm pins.
+const claudeCodeVersion = "2.1.332"
+
+// TestClaudeCode drives the real Claude Code (claude -p) with the PDP's
+// command hook in its user settings: the scripted model asks for four
+// Bash calls — one the session's rules allow, one they deny, and two
+// that ask, which a person allows and denies at the PDP while the hook
+// waits — and the workspace shows that exactly the allowed ones ran.
+// Claude Code runs in bypassPermissions mode, so the hook is the only
+// thing between the model and the shell.
+func TestClaudeCode(t *testing.T) {
+	claude := cli(t, "claude", "@anthropic-ai/claude-code@"+claudeCodeVersion)
+	bin := buildPDP(t)
+	url := startPDP(t, bin)
+	c := client.New(url)
+	ctx := context.Background()
+
+	home, ws := t.TempDir(), t.TempDir()
+	sessionID := newUUID(t)
+	pdpSession := "cc:" + sessionID
+	if _, err := c.Sessions().Create(ctx, client.Session{ID: pdpSession, Workspace: ws}); err != nil {
+		t.Fatal(err)
+	}
+	rules := map[string]string{"touch allowed": "allow", "touch denied": "deny"}
+	if _, err := c.Sessions().Update(ctx, pdpSession, client.SessionChange{CommandRules: &rules}); err != nil {
+		t.Fatal(err)
+	}
+	person(t, c, pdpSession, func(command string) string {
+		switch command {
+		case "touch asked-allowed":
+			return client.AllowOnce
+		case "touch asked-denied":
+			return client.DenyAnswer
+		}
+		return ""
+	})
+
+	hook := fmt.Sprintf("%s hook claude-code --url %s --wait 60s", bin, url)
+	writeJSON(t, filepath.Join(home, ".claude", "settings.json"), map[string]any{
+		"hooks": map[string]any{
+			"PreToolUse":  []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": hook, "timeout": 90}}}},
+			"PostToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": hook}}}},
+		},
+	})
+	bash := func(command string) toolCall {
+		return toolCall{Name: "Bash", Input: map[string]any{"command": command, "description": "scripted"}}
+	}
+	model, modelURL := newMessagesAPI(t, []toolCall{
+		bash("touch allowed"), bash("touch denied"), bash("touch asked-allowed"), bash("touch asked-denied"),
+	})
+
+	runCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, claude, "-p", "Run the commands.", "--output-format", "json", "--session-id", sessionID,
+		"--permission-mode", "bypassPermissions", "--model", "claude-sonnet-4-5")
+	cmd.Dir = ws
+	cmd.Env = cleanEnv(home,
+		"ANTHROPIC_BASE_URL="+modelURL,
+		"ANTHROPIC_API_KEY=sk-ant-scripted-model-not-a-key",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+	)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("claude -p: %v\n%s\nother requests: %v", err, out, model.other)
+	}
+
+	t.Logf("claude -p:\n%s\nthe tools Claude Code offered its model: %v", out, model.offeredTools())
+	for name, ran := range map[string]bool{"allowed": true, "denied": false, "asked-allowed": true, "asked-denied": false} {
+		if exists(ws, name) != ran {
+			t.Errorf("%s: ran %v, want %v\nclaude's output:\n%s", name, !ran, ran, out)
+		}
+	}
+	results := model.results()
+	if len(results) != 4 {
+		t.Fatalf("Claude Code sent %d tool results, want 4: %+v\n%s", len(results), results, out)
+	}
+	for id, want := range map[string]string{"toolu_02": "toolperm:", "toolu_04": "denied by a person"} {
+		if r := results[id]; !strings.Contains(resultText(r), want) {
+			t.Errorf("the model was told for %s: %q, want the PDP's reason (%q)", id, resultText(r), want)
+		}
+	}
+	page, err := c.Decisions(ctx, client.Filter{SessionID: pdpSession})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, ev := range page.Decisions {
+		command, _ := ev.Args["command"].(string)
+		got[command] = ev.Decision.Decision
+		if ev.ToolUseID == "" || ev.Cwd != ws {
+			t.Errorf("%q: tool_use_id %q, cwd %q (want the call's id and %s)", command, ev.ToolUseID, ev.Cwd, ws)
+		}
+	}
+	want := map[string]string{"touch allowed": "allow", "touch denied": "deny", "touch asked-allowed": "ask", "touch asked-denied": "ask"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the audit trail: %v, want %v", got, want)
+	}
+}
+
+// writeJSON writes v as JSON to path, creating its directory.
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	raw, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newUUID is a random version 4 UUID.
+func newUUID(t *testing.T) string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
