@@ -42,33 +42,51 @@ func TestClaudeCode(t *testing.T) {
 	if _, err := c.Sessions().Update(ctx, pdpSession, client.SessionChange{CommandRules: &rules}); err != nil {
 		t.Fatal(err)
 	}
-	person(t, c, pdpSession, func(command string) string {
-		switch command {
-		case "touch asked-allowed":
-			return client.AllowOnce
-		case "touch asked-denied":
-			return client.DenyAnswer
-		}
-		return ""
-	})
+	answers := map[string]string{"touch asked-allowed": client.AllowOnce, "touch asked-denied": client.DenyAnswer}
+	person(t, c, pdpSession, func(command string) string { return answers[command] })
 
 	hook := fmt.Sprintf("%s hook claude-code --url %s --wait 60s", bin, url)
-	writeJSON(t, filepath.Join(home, ".claude", "settings.json"), map[string]any{
-		"hooks": map[string]any{
-			"PreToolUse":  []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": hook, "timeout": 90}}}},
-			"PostToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": hook}}}},
-		},
-	})
+	hooks := map[string]any{
+		"PreToolUse":  []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": hook, "timeout": 90}}}},
+		"PostToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": hook}}}},
+	}
 	bash := func(command string) toolCall {
 		return toolCall{Name: "Bash", Input: map[string]any{"command": command, "description": "scripted"}}
 	}
-	model, modelURL := newMessagesAPI(t, []toolCall{
-		bash("touch allowed"), bash("touch denied"), bash("touch asked-allowed"), bash("touch asked-denied"),
-	})
+	script := []toolCall{bash("touch allowed"), bash("touch denied"), bash("touch asked-allowed"), bash("touch asked-denied")}
+	model, out := runClaudeCode(t, claude, home, ws, script, hooks, sessionID)
 
-	runCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	checkRan(t, ws, out)
+	results := model.results()
+	if len(results) != len(script) {
+		t.Fatalf("Claude Code sent %d tool results, want %d: %+v\n%s", len(results), len(script), results, out)
+	}
+	for id, want := range map[string]string{"toolu_02": "toolperm:", "toolu_04": "denied by a person"} {
+		if r := results[id]; !strings.Contains(resultText(r), want) {
+			t.Errorf("the model was told for %s: %q, want the PDP's reason (%q)", id, resultText(r), want)
+		}
+	}
+	checkTrail(t, c, pdpSession, ws, true)
+}
+
+// runClaudeCode runs `claude -p` in ws with HOME home, the scripted
+// model and these hooks in the user settings (none when nil), and
+// returns the model's record and what claude printed. sessionID "" is a
+// new one.
+func runClaudeCode(t *testing.T, claude, home, ws string, script []toolCall, hooks map[string]any, sessionID string) (*messagesAPI, string) {
+	t.Helper()
+	if sessionID == "" {
+		sessionID = newUUID(t)
+	}
+	settings := map[string]any{}
+	if hooks != nil {
+		settings["hooks"] = hooks
+	}
+	writeJSON(t, filepath.Join(home, ".claude", "settings.json"), settings)
+	model, modelURL := newMessagesAPI(t, script)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, claude, "-p", "Run the commands.", "--output-format", "json", "--session-id", sessionID,
+	cmd := exec.CommandContext(ctx, claude, "-p", "Run the commands.", "--output-format", "json", "--session-id", sessionID,
 		"--permission-mode", "bypassPermissions", "--model", "claude-sonnet-4-5")
 	cmd.Dir = ws
 	cmd.Env = cleanEnv(home,
@@ -77,42 +95,13 @@ func TestClaudeCode(t *testing.T) {
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",
 	)
+	cmd.Stdin = strings.NewReader("")
 	out, err := cmd.CombinedOutput()
+	t.Logf("claude -p:\n%s", out)
 	if err != nil {
-		t.Fatalf("claude -p: %v\n%s\nother requests: %v", err, out, model.other)
+		t.Fatalf("claude -p: %v\nrequests the scripted model did not serve: %v", err, model.other)
 	}
-
-	t.Logf("claude -p:\n%s\nthe tools Claude Code offered its model: %v", out, model.offeredTools())
-	for name, ran := range map[string]bool{"allowed": true, "denied": false, "asked-allowed": true, "asked-denied": false} {
-		if exists(ws, name) != ran {
-			t.Errorf("%s: ran %v, want %v\nclaude's output:\n%s", name, !ran, ran, out)
-		}
-	}
-	results := model.results()
-	if len(results) != 4 {
-		t.Fatalf("Claude Code sent %d tool results, want 4: %+v\n%s", len(results), results, out)
-	}
-	for id, want := range map[string]string{"toolu_02": "toolperm:", "toolu_04": "denied by a person"} {
-		if r := results[id]; !strings.Contains(resultText(r), want) {
-			t.Errorf("the model was told for %s: %q, want the PDP's reason (%q)", id, resultText(r), want)
-		}
-	}
-	page, err := c.Decisions(ctx, client.Filter{SessionID: pdpSession})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for _, ev := range page.Decisions {
-		command, _ := ev.Args["command"].(string)
-		got[command] = ev.Decision.Decision
-		if ev.ToolUseID == "" || ev.Cwd != ws {
-			t.Errorf("%q: tool_use_id %q, cwd %q (want the call's id and %s)", command, ev.ToolUseID, ev.Cwd, ws)
-		}
-	}
-	want := map[string]string{"touch allowed": "allow", "touch denied": "deny", "touch asked-allowed": "ask", "touch asked-denied": "ask"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("the audit trail: %v, want %v", got, want)
-	}
+	return model, string(out)
 }
 
 // writeJSON writes v as JSON to path, creating its directory.
