@@ -66,8 +66,20 @@ func TestCodex(t *testing.T) {
 func runCodex(t *testing.T, codex, home, ws string, script []toolCall, hook string) (*responsesAPI, string) {
 	t.Helper()
 	model, modelURL := newResponsesAPI(t, script)
+	// No update check, no sync of the curated plugins (from GitHub), no
+	// apps or analytics: nothing leaves the machine.
 	config := fmt.Sprintf(`model = %q
 model_provider = "scripted"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+in_app_updates = false
 
 [model_providers.scripted]
 name = "scripted"

@@ -61,8 +61,13 @@ func TestGeminiCLI(t *testing.T) {
 func runGemini(t *testing.T, gemini, home, ws string, script []toolCall, hook string) (*generateContentAPI, string) {
 	t.Helper()
 	model, modelURL := newGenerateContentAPI(t, script)
+	// No update check, usage statistics or telemetry: nothing leaves the
+	// machine.
 	settings := map[string]any{
-		"security": map[string]any{"folderTrust": map[string]any{"enabled": false}, "auth": map[string]any{"selectedType": "gemini-api-key"}},
+		"security":  map[string]any{"folderTrust": map[string]any{"enabled": false}, "auth": map[string]any{"selectedType": "gemini-api-key"}},
+		"general":   map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
+		"privacy":   map[string]any{"usageStatisticsEnabled": false},
+		"telemetry": map[string]any{"enabled": false},
 	}
 	if hook != "" {
 		settings["hooks"] = map[string]any{
