@@ -50,9 +50,6 @@ func TestClaudeCode(t *testing.T) {
 		"PreToolUse":  []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": hook, "timeout": 90}}}},
 		"PostToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": hook}}}},
 	}
-	bash := func(command string) toolCall {
-		return toolCall{Name: "Bash", Input: map[string]any{"command": command, "description": "scripted"}}
-	}
 	script := []toolCall{bash("touch allowed"), bash("touch denied"), bash("touch asked-allowed"), bash("touch asked-denied")}
 	model, out := runClaudeCode(t, claude, home, ws, script, hooks, sessionID)
 
@@ -67,6 +64,11 @@ func TestClaudeCode(t *testing.T) {
 		}
 	}
 	checkTrail(t, c, pdpSession, ws, true)
+}
+
+// bash is a Bash call of Claude Code's model.
+func bash(command string) toolCall {
+	return toolCall{Name: "Bash", Input: map[string]any{"command": command, "description": "scripted"}}
 }
 
 // runClaudeCode runs `claude -p` in ws with HOME home, the scripted

@@ -117,3 +117,20 @@ timeout = 90
 	}
 	return model, string(out)
 }
+
+// TestCodexServerDown: with the PDP unreachable, pdp hook codex blocks
+// the call (exit status 2) and Codex runs nothing.
+func TestCodexServerDown(t *testing.T) {
+	codex := cli(t, "codex", "@openai/codex@"+codexVersion)
+	bin := buildPDP(t)
+	requireHook(t, bin, "codex")
+	ws := t.TempDir()
+	script := []toolCall{{Name: "exec_command", Input: map[string]any{"cmd": "touch ran-while-down"}}}
+	model, out := runCodex(t, codex, t.TempDir(), ws, script, fmt.Sprintf("%s hook codex --url %s --workspace %s", bin, deadURL(t), ws))
+	if exists(ws, "ran-while-down") {
+		t.Fatalf("the call ran with the PDP down\n%s", out)
+	}
+	if got := model.outputs()["call_01"]; !strings.Contains(got, "toolperm") {
+		t.Errorf("the model was told: %q, want the hook's block", got)
+	}
+}

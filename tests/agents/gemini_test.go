@@ -92,3 +92,20 @@ func runGemini(t *testing.T, gemini, home, ws string, script []toolCall, hook st
 	}
 	return model, string(out)
 }
+
+// TestGeminiCLIServerDown: with the PDP unreachable, pdp hook gemini-cli
+// answers deny and Gemini CLI runs nothing.
+func TestGeminiCLIServerDown(t *testing.T) {
+	gemini := cli(t, "gemini", "@google/gemini-cli@"+geminiVersion)
+	bin := buildPDP(t)
+	requireHook(t, bin, "gemini-cli")
+	ws := t.TempDir()
+	script := []toolCall{{Name: "run_shell_command", Input: map[string]any{"command": "touch ran-while-down"}}}
+	model, out := runGemini(t, gemini, t.TempDir(), ws, script, fmt.Sprintf("%s hook gemini-cli --url %s", bin, deadURL(t)))
+	if exists(ws, "ran-while-down") {
+		t.Fatalf("the call ran with the PDP down\n%s", out)
+	}
+	if got := model.responses(); len(got) != 1 || !strings.Contains(got[0], "toolperm") {
+		t.Errorf("the model was told: %q, want the hook's block", got)
+	}
+}
