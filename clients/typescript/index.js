@@ -84,11 +84,11 @@ export class Client {
     /** Manage sessions. */
     this.sessions = {
       /** @param {import("./index.js").NewSession} s */
-      create: (s, o) => this.#json("POST", "/v1/sessions", s, o),
+      create: async (s, o) => this.#json("POST", "/v1/sessions", s, o),
       /** @param {string} id */
-      get: (id, o) => this.#json("GET", `/v1/sessions/${enc(id)}`, undefined, o),
+      get: async (id, o) => this.#json("GET", `/v1/sessions/${enc(id)}`, undefined, o),
       /** @param {string} id @param {import("./index.js").SessionChange} change */
-      update: (id, change, o) => this.#json("PATCH", `/v1/sessions/${enc(id)}`, change, o),
+      update: async (id, change, o) => this.#json("PATCH", `/v1/sessions/${enc(id)}`, change, o),
     };
     /** Manage the grants of a session tree. */
     this.grants = {
@@ -121,7 +121,7 @@ export class Client {
    * @param {string} decisionId
    * @param {{waitMs?: number, signal?: AbortSignal}} [opts]
    */
-  decision(decisionId, opts = {}) {
+  async decision(decisionId, opts = {}) {
     const wait = opts.waitMs && opts.waitMs > 0 ? `?wait=${Math.ceil(opts.waitMs)}ms` : "";
     const timeoutMs = this.timeoutMs + (opts.waitMs && opts.waitMs > 0 ? opts.waitMs : 0);
     return this.#json("GET", `/v1/decisions/${enc(decisionId)}${wait}`, undefined, { ...opts, timeoutMs });
@@ -157,7 +157,7 @@ export class Client {
    * @param {import("./index.js").AnswerWord} answer
    * @param {string} channel
    */
-  answer(decisionId, answer, channel, opts) {
+  async answer(decisionId, answer, channel, opts) {
     return this.#json("POST", `/v1/decisions/${enc(decisionId)}/answer`, { answer, channel }, opts);
   }
 
@@ -168,7 +168,7 @@ export class Client {
    * @param {"allow_once" | "deny"} answer
    * @param {string} [channel]
    */
-  recordOutcome(toolUseId, answer, channel, opts) {
+  async recordOutcome(toolUseId, answer, channel, opts) {
     const body = channel ? { answer, channel } : { answer };
     return this.#json("POST", `/v1/decisions/by-tool-use/${enc(toolUseId)}/outcome`, body, opts);
   }
@@ -177,7 +177,7 @@ export class Client {
    * A page of the audit trail, newest first.
    * @param {import("./index.js").Filter} [filter]
    */
-  decisions(filter = {}, opts) {
+  async decisions(filter = {}, opts) {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries({
       session_id: filter.sessionId, decision: filter.decision, source: filter.source,
@@ -217,7 +217,7 @@ export class Client {
     if (this.token) headers.Authorization = `Bearer ${this.token}`;
     let resp;
     try {
-      resp = await this.fetch(this.base + "/v1/events", { headers, signal });
+      resp = await this.fetch(this.base + "/v1/events", { headers, signal, redirect: "manual" });
     } catch (err) {
       throw new PdpError(0, "unreachable", `GET /v1/events: ${errText(err)}`, err);
     }
@@ -251,7 +251,9 @@ export class Client {
       const signal = AbortSignal.any(signals);
       let resp;
       try {
-        resp = await this.fetch(this.base + path, { method, headers, body: payload, signal });
+        // A redirect is no answer of the API: it is not followed (the
+        // token stays with the PDP) and reads as an error status.
+        resp = await this.fetch(this.base + path, { method, headers, body: payload, signal, redirect: "manual" });
       } catch (err) {
         // fetch rejects with a TypeError when no answer came (refused,
         // reset, DNS): sending again is safe. An abort or timeout is not
@@ -512,7 +514,8 @@ async function readText(resp, limit) {
 
 /** @param {string} s */
 function enc(s) {
-  if (typeof s !== "string" || s === "") throw new TypeError("pdp: an id must be a non-empty string");
+  // "." and ".." would be read as path segments and change the route.
+  if (typeof s !== "string" || s === "" || s === "." || s === "..") throw new TypeError(`pdp: ${JSON.stringify(s)} is not an id`);
   return encodeURIComponent(s);
 }
 

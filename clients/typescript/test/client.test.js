@@ -205,6 +205,13 @@ describe("events", { timeout: 120_000 }, () => {
     }
   });
 
+  test("an id that would change the route is refused before sending", async () => {
+    for (const id of ["..", ".", ""]) {
+      await assert.rejects(c.sessions.get(id), TypeError);
+      await assert.rejects(c.answer(id, "allow_once", "console"), TypeError);
+    }
+  });
+
   test("a lastEventId that is not a number is refused before connecting", () => {
     assert.throws(() => c.events({ lastEventId: "1; DROP" }), TypeError);
   });
@@ -255,6 +262,10 @@ describe("fail closed", { timeout: 120_000 }, () => {
     const srv = createServer((req, res) => {
       calls++;
       const prefix = req.url?.split("/v1/")[0] ?? "";
+      if (prefix === "/moved") {
+        res.writeHead(307, { location: `http://127.0.0.1:${srv.address().port}/bare/v1/decide` }).end();
+        return;
+      }
       if (prefix === "/busy") {
         res.writeHead(503, { "content-type": "application/json" }).end('{"error":{"code":"audit_unavailable","message":"disk full"}}');
         return;
@@ -267,6 +278,10 @@ describe("fail closed", { timeout: 120_000 }, () => {
       for (const [path, want] of [["/bare", "incomplete_decision"], ["/word", "incomplete_decision"], ["/text", "invalid_answer"], ["/array", "incomplete_decision"]]) {
         await assert.rejects(new Client(base + path).decide({ session_id: "s", tool: "Read" }), (err) => err instanceof PdpError && err.code === want, path);
       }
+      // A redirect is not followed (the token would go with it): an error.
+      calls = 0;
+      await assert.rejects(new Client(base + "/moved", { token: "secret" }).decide({ session_id: "s", tool: "Read" }), (err) => err instanceof PdpError && err.status === 307);
+      assert.equal(calls, 1, "the redirect was followed");
       calls = 0;
       await assert.rejects(new Client(base + "/busy", { retries: 3 }).decide({ session_id: "s", tool: "Read" }), (err) => err instanceof PdpError && err.status === 503 && err.code === "audit_unavailable");
       assert.equal(calls, 1, "an HTTP answer is never retried");
