@@ -202,7 +202,8 @@ func commandOf(args map[string]any) string {
 func cleanEnv(home string, extra ...string) []string {
 	env := []string{
 		"HOME=" + home,
-		"PATH=" + os.Getenv("PATH"),
+		// pdp first: the hooks pdp init writes run `pdp hook …`.
+		"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"TMPDIR=" + os.TempDir(),
 		"LANG=C.UTF-8",
 		"TERM=dumb",

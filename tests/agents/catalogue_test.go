@@ -99,7 +99,7 @@ func (m *messagesAPI) deferredTools() []string {
 // reminder, loaded through ToolSearch) — has a catalogue entry.
 func TestClaudeCodeToolsInCatalogue(t *testing.T) {
 	claude := cli(t, "claude", "@anthropic-ai/claude-code@"+claudeCodeVersion)
-	model, out := runClaudeCode(t, claude, t.TempDir(), t.TempDir(), nil, nil, "")
+	model, out := runClaudeCode(t, claude, t.TempDir(), t.TempDir(), nil, "")
 	offered := model.offeredTools()
 	deferred := model.deferredTools()
 	if slices.Contains(offered, "ToolSearch") && len(deferred) == 0 {
@@ -120,6 +120,8 @@ func TestCodexToolsInCatalogue(t *testing.T) {
 // in --yolo mode (where it offers all of them) has a catalogue entry.
 func TestGeminiCLIToolsInCatalogue(t *testing.T) {
 	gemini := cli(t, "gemini", "@google/gemini-cli@"+geminiVersion)
-	model, _ := runGemini(t, gemini, t.TempDir(), t.TempDir(), nil, "")
+	home := t.TempDir()
+	geminiSettings(t, home, "")
+	model, _ := runGemini(t, gemini, home, t.TempDir(), nil)
 	checkCatalogue(t, "gemini-cli", model.offeredTools())
 }

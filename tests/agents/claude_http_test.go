@@ -74,7 +74,8 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 	person(t, c, pdpSession, func(command string) string { return answers[command] })
 
 	script := []toolCall{bash("touch allowed"), bash("touch denied"), bash("touch asked-allowed"), bash("touch asked-denied")}
-	model, out := runClaudeCode(t, claude, home, ws, script, httpHooks(url+"/v1/hooks/claude-code"), sessionID)
+	claudeSettings(t, home, httpHooks(url+"/v1/hooks/claude-code"))
+	model, out := runClaudeCode(t, claude, home, ws, script, sessionID)
 	checkRan(t, ws, out)
 	if results := model.results(); !strings.Contains(resultText(results["toolu_02"]), "toolperm:") {
 		t.Errorf("the model was told for the denied call: %q, want the PDP's reason", resultText(results["toolu_02"]))
@@ -95,8 +96,9 @@ func TestClaudeCodeServerDown(t *testing.T) {
 		"HTTP hook": httpHooks(down + "/v1/hooks/claude-code"),
 	} {
 		t.Run(name, func(t *testing.T) {
-			ws := t.TempDir()
-			model, out := runClaudeCode(t, claude, t.TempDir(), ws, []toolCall{bash("touch ran-while-down")}, hooks, "")
+			home, ws := t.TempDir(), t.TempDir()
+			claudeSettings(t, home, hooks)
+			model, out := runClaudeCode(t, claude, home, ws, []toolCall{bash("touch ran-while-down")}, "")
 			if exists(ws, "ran-while-down") {
 				t.Fatalf("the call ran with the PDP down\n%s", out)
 			}

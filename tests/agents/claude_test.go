@@ -51,7 +51,8 @@ func TestClaudeCode(t *testing.T) {
 		"PostToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": hook}}}},
 	}
 	script := []toolCall{bash("touch allowed"), bash("touch denied"), bash("touch asked-allowed"), bash("touch asked-denied")}
-	model, out := runClaudeCode(t, claude, home, ws, script, hooks, sessionID)
+	claudeSettings(t, home, hooks)
+	model, out := runClaudeCode(t, claude, home, ws, script, sessionID)
 
 	checkRan(t, ws, out)
 	results := model.results()
@@ -71,20 +72,21 @@ func bash(command string) toolCall {
 	return toolCall{Name: "Bash", Input: map[string]any{"command": command, "description": "scripted"}}
 }
 
-// runClaudeCode runs `claude -p` in ws with HOME home, the scripted
-// model and these hooks in the user settings (none when nil), and
-// returns the model's record and what claude printed. sessionID "" is a
-// new one.
-func runClaudeCode(t *testing.T, claude, home, ws string, script []toolCall, hooks map[string]any, sessionID string) (*messagesAPI, string) {
+// claudeSettings writes Claude Code's user settings in home with these
+// hooks.
+func claudeSettings(t *testing.T, home string, hooks map[string]any) {
+	t.Helper()
+	writeJSON(t, filepath.Join(home, ".claude", "settings.json"), map[string]any{"hooks": hooks})
+}
+
+// runClaudeCode runs `claude -p` in ws with HOME home (and the settings
+// there) against the scripted model, and returns the model's record and
+// what claude printed. sessionID "" is a new one.
+func runClaudeCode(t *testing.T, claude, home, ws string, script []toolCall, sessionID string) (*messagesAPI, string) {
 	t.Helper()
 	if sessionID == "" {
 		sessionID = newUUID(t)
 	}
-	settings := map[string]any{}
-	if hooks != nil {
-		settings["hooks"] = hooks
-	}
-	writeJSON(t, filepath.Join(home, ".claude", "settings.json"), settings)
 	model, modelURL := newMessagesAPI(t, script)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -38,7 +38,8 @@ func TestGeminiCLI(t *testing.T) {
 	script := []toolCall{call("touch allowed"), call("touch denied"), call("touch asked-allowed"), call("touch asked-denied")}
 	// Gemini CLI's hook timeout is 60 s by default: the wait stays under it.
 	hook := fmt.Sprintf("%s hook gemini-cli --url %s --wait 30s", bin, url)
-	model, out := runGemini(t, gemini, home, ws, script, hook)
+	geminiSettings(t, home, hook)
+	model, out := runGemini(t, gemini, home, ws, script)
 
 	checkRan(t, ws, out)
 	responses := model.responses()
@@ -54,13 +55,11 @@ func TestGeminiCLI(t *testing.T) {
 	checkTrail(t, c, "gemini:", ws, false)
 }
 
-// runGemini runs `gemini -p --yolo` in ws with HOME home: the scripted
-// model through GOOGLE_GEMINI_BASE_URL, folder trust off and, unless
-// hook is "", hook as the BeforeTool command hook. It returns the
-// model's record and what gemini printed.
-func runGemini(t *testing.T, gemini, home, ws string, script []toolCall, hook string) (*generateContentAPI, string) {
+// geminiSettings writes Gemini CLI's user settings in home: folder
+// trust off, the API key's auth, nothing that calls out, and unless hook
+// is "" hook as the BeforeTool command hook.
+func geminiSettings(t *testing.T, home, hook string) {
 	t.Helper()
-	model, modelURL := newGenerateContentAPI(t, script)
 	// No update check, usage statistics or telemetry: nothing leaves the
 	// machine.
 	settings := map[string]any{
@@ -75,6 +74,14 @@ func runGemini(t *testing.T, gemini, home, ws string, script []toolCall, hook st
 		}
 	}
 	writeJSON(t, filepath.Join(home, ".gemini", "settings.json"), settings)
+}
+
+// runGemini runs `gemini -p --yolo` in ws with HOME home (and the
+// settings there), the scripted model through GOOGLE_GEMINI_BASE_URL,
+// and returns the model's record and what gemini printed.
+func runGemini(t *testing.T, gemini, home, ws string, script []toolCall) (*generateContentAPI, string) {
+	t.Helper()
+	model, modelURL := newGenerateContentAPI(t, script)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, gemini, "-p", "Run the commands.", "-m", "gemini-2.5-pro", "--yolo", "--output-format", "json")
@@ -99,9 +106,10 @@ func TestGeminiCLIServerDown(t *testing.T) {
 	gemini := cli(t, "gemini", "@google/gemini-cli@"+geminiVersion)
 	bin := buildPDP(t)
 	requireHook(t, bin, "gemini-cli")
-	ws := t.TempDir()
+	home, ws := t.TempDir(), t.TempDir()
+	geminiSettings(t, home, fmt.Sprintf("%s hook gemini-cli --url %s", bin, deadURL(t)))
 	script := []toolCall{{Name: "run_shell_command", Input: map[string]any{"command": "touch ran-while-down"}}}
-	model, out := runGemini(t, gemini, t.TempDir(), ws, script, fmt.Sprintf("%s hook gemini-cli --url %s", bin, deadURL(t)))
+	model, out := runGemini(t, gemini, home, ws, script)
 	if exists(ws, "ran-while-down") {
 		t.Fatalf("the call ran with the PDP down\n%s", out)
 	}
