@@ -77,17 +77,6 @@ func cli(t *testing.T, name, pkg string) string {
 	return ""
 }
 
-// requireHook skips the test when this tree's pdp has no command hook
-// for the agent (pdp hook codex and gemini-cli came after claude-code):
-// the test then runs from the tree that adds it on.
-func requireHook(t *testing.T, bin, agent string) {
-	t.Helper()
-	out, err := exec.Command(bin, "hook", agent, "--help").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "Usage:\n  pdp hook "+agent) {
-		t.Skipf("this pdp has no `pdp hook %s` (%v): skipping\n%s", agent, err, out)
-	}
-}
-
 // startPDP runs `pdp serve` on a free loopback port with a SQLite file
 // of its own and the repository's config. With commands, it serves the
 // repository's policy with these command rules added to its data (for

@@ -4,26 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/toolperm/pdp/client"
 )
-
-// requireHookEndpoint skips the test when the server has no POST
-// /v1/hooks/{agent} (it came after the command hooks).
-func requireHookEndpoint(t *testing.T, url, agent string) {
-	t.Helper()
-	resp, err := http.Post(url+"/v1/hooks/"+agent, "application/json", strings.NewReader("{}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode == http.StatusNotFound {
-		t.Skipf("this pdp serves no POST /v1/hooks/%s: skipping", agent)
-	}
-}
 
 // deadURL is the URL of a loopback port nothing listens on.
 func deadURL(t *testing.T) string {
@@ -56,7 +41,6 @@ func httpHooks(url string) map[string]any {
 func TestClaudeCodeHTTPHook(t *testing.T) {
 	claude := cli(t, "claude", "@anthropic-ai/claude-code@"+claudeCodeVersion)
 	url := startPDP(t, buildPDP(t))
-	requireHookEndpoint(t, url, "claude-code")
 	c := client.New(url)
 	ctx := context.Background()
 

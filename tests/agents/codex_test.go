@@ -31,7 +31,6 @@ const codexModel = "gpt-5.5"
 func TestCodex(t *testing.T) {
 	codex := cli(t, "codex", "@openai/codex@"+codexVersion)
 	bin := buildPDP(t)
-	requireHook(t, bin, "codex")
 	// Codex names its session (its thread) only once it runs, so the
 	// command rules are the policy's, and the person answers the asks of
 	// any Codex session.
@@ -123,7 +122,6 @@ timeout = 90
 func TestCodexServerDown(t *testing.T) {
 	codex := cli(t, "codex", "@openai/codex@"+codexVersion)
 	bin := buildPDP(t)
-	requireHook(t, bin, "codex")
 	ws := t.TempDir()
 	script := []toolCall{{Name: "exec_command", Input: map[string]any{"cmd": "touch ran-while-down"}}}
 	model, out := runCodex(t, codex, t.TempDir(), ws, script, fmt.Sprintf("%s hook codex --url %s --workspace %s", bin, deadURL(t), ws))

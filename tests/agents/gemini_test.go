@@ -25,7 +25,6 @@ const geminiVersion = "0.61.0"
 func TestGeminiCLI(t *testing.T) {
 	gemini := cli(t, "gemini", "@google/gemini-cli@"+geminiVersion)
 	bin := buildPDP(t)
-	requireHook(t, bin, "gemini-cli")
 	url := startPDP(t, bin, map[string]string{"touch allowed": "allow", "touch denied": "deny"})
 	c := client.New(url)
 	answers := map[string]string{"touch asked-allowed": client.AllowOnce, "touch asked-denied": client.DenyAnswer}
@@ -105,7 +104,6 @@ func runGemini(t *testing.T, gemini, home, ws string, script []toolCall) (*gener
 func TestGeminiCLIServerDown(t *testing.T) {
 	gemini := cli(t, "gemini", "@google/gemini-cli@"+geminiVersion)
 	bin := buildPDP(t)
-	requireHook(t, bin, "gemini-cli")
 	home, ws := t.TempDir(), t.TempDir()
 	geminiSettings(t, home, fmt.Sprintf("%s hook gemini-cli --url %s", bin, deadURL(t)))
 	script := []toolCall{{Name: "run_shell_command", Input: map[string]any{"command": "touch ran-while-down"}}}

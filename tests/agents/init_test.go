@@ -10,16 +10,6 @@ import (
 	"github.com/toolperm/pdp/client"
 )
 
-// requireInit skips the test when this tree's pdp has no pdp init
-// --agent (it came after the hooks).
-func requireInit(t *testing.T, bin string) {
-	t.Helper()
-	out, err := exec.Command(bin, "init", "--help").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--agent") {
-		t.Skipf("this pdp has no `pdp init --agent`: skipping\n%s", out)
-	}
-}
-
 // pdpInit runs `pdp init --agent agent --url url [extra…]` as the user
 // whose HOME is home (and CODEX_HOME home/.codex), with the directory of
 // bin on PATH, as the agent will find it.
@@ -43,7 +33,6 @@ func pdpInit(t *testing.T, bin, home, agent, url string, extra ...string) {
 // to answer it.
 func TestAgentsWithInit(t *testing.T) {
 	bin := buildPDP(t)
-	requireInit(t, bin)
 	url := startPDP(t, bin, map[string]string{"touch allowed": "allow", "touch denied": "deny"})
 	c := client.New(url)
 	claude := func(cli, home, ws string) (string, func() []string) {
