@@ -129,6 +129,8 @@ func (ev Event) Args() map[string]any {
 var fileFreeTools = map[string]bool{
 	"Agent":           true,
 	"AskUserQuestion": true,
+	"ListAgents":      true,
+	"ToolSearch":      true,
 	"CronList":        true,
 	"SendMessage":     true,
 	"TaskCreate":      true,

@@ -1,10 +1,7 @@
-//go:build agentcatalogue
-
 // The catalogue tests list every tool each CLI offers its model (from its
 // own request to the scripted endpoint) and fail on one the tool
-// catalogue lacks. They run with -tags agentcatalogue until the
-// catalogue covers the pinned CLIs: go test -tags agentcatalogue
-// ./tests/agents -run ToolsInCatalogue -v lists the tools and the gaps.
+// catalogue lacks: go test ./tests/agents -run ToolsInCatalogue -v lists
+// the tools and the gaps.
 
 package agents
 

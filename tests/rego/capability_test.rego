@@ -94,6 +94,24 @@ test_claude_code_2_1_names if {
 	toolperm.capability == "workspace.enter" with input as {"tool": "EnterWorktree"}
 	toolperm.capability == "workspace.exit" with input as {"tool": "ExitWorktree"}
 	toolperm.capability == "ask.user" with input as {"tool": "AskUserQuestion"}
+
+	# Claude Code loads its deferred tools (WebFetch, NotebookEdit, Cron…)
+	# through ToolSearch: denying it would take those tools away.
+	toolperm.capability == "tool.search" with input as {"tool": "ToolSearch"}
+	toolperm.capability == "tool.search" with input as {"tool": "DeferredToolPlaceholder"}
+	toolperm.capability == "task.list" with input as {"tool": "ListAgents"}
+	toolperm.capability == "shell.jobs" with input as {"tool": "Monitor"}
+}
+
+# The tools the pinned Codex and Gemini CLI offer beside their files and
+# shells (tests/agents lists them from each CLI's own request).
+test_goal_topic_and_background_tools if {
+	every tool in ["get_goal", "create_goal", "update_goal", "update_topic"] {
+		toolperm.capability == "plan.update" with input as {"tool": tool}
+	}
+	toolperm.capability == "tool.search" with input as {"tool": "tool_search"}
+	toolperm.capability == "shell.jobs" with input as {"tool": "list_background_processes"}
+	toolperm.capability == "shell.jobs" with input as {"tool": "read_background_output"}
 }
 
 test_codex_names if {
