@@ -31,7 +31,7 @@ func rootCommand() *cobra.Command {
 	root.PersistentFlags().String("config", "config.yaml", "configuration file (a missing default file means built-in defaults)")
 	root.AddCommand(serveCommand(), decideCommand(), hookCommand(), initCommand())
 	root.AddCommand(mcpProxyCommand())
-	root.AddCommand(replayCommand())
+	root.AddCommand(replayCommand(), suggestCommand())
 	root.AddCommand(asksCommand(), answerCommand(), levelCommand())
 	root.AddCommand(auditCommand())
 	root.AddCommand(policyCommand(), configCommand())
