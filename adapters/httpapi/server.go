@@ -162,6 +162,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/v1/hooks/:agent", s.hook, s.hookAnswers, s.require(Dispatcher))
 	e.GET("/v1/events", s.events, s.require(anyone...))
 	e.GET("/v1/access-events", s.listAccessEvents, s.require(Auditor))
+	e.GET("/v1/suggestions", s.listSuggestions, s.require(User, Auditor, Dispatcher))
 	if s.cfg.PolicyStatus != nil {
 		e.GET("/v1/policy", s.policyStatus, s.require(Admin))
 	}
