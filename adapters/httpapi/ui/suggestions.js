@@ -1,0 +1,77 @@
+// The Suggestions page: command rules mined from the asks people
+// answered (GET /v1/suggestions), each with its evidence, its impact and
+// the policy data to paste into a bundle's data.json.
+"use strict";
+
+async function loadSuggestions() {
+  const form = $("#suggestions-form");
+  const q = new URLSearchParams();
+  for (const name of ["since", "min_answers", "session_id"]) {
+    if (form[name].value.trim()) q.set(name, form[name].value.trim());
+  }
+  try {
+    const r = await api("GET", "/v1/suggestions?" + q);
+    showError(null);
+    showSuggestions(r);
+  } catch (err) {
+    showError(err);
+  }
+}
+
+function decisionLinks(ids) {
+  const td = el("td");
+  for (const id of ids) {
+    const a = el("a", { href: "#suggestions", textContent: id.slice(-8), title: id });
+    a.addEventListener("click", async (ev) => {
+      ev.preventDefault();
+      try {
+        const box = $("#suggestion-event");
+        box.textContent = JSON.stringify(await api("GET", "/v1/decisions/" + encodeURIComponent(id)), null, 2);
+        box.hidden = false;
+      } catch (err) {
+        showError(err);
+      }
+    });
+    td.append(a, " ");
+  }
+  return td;
+}
+
+function showSuggestions(r) {
+  $("#suggestions-summary").textContent =
+    `${r.suggestions.length} suggestions from ${r.asks} asks (${r.replayed} decisions replayed)`;
+  const rows = r.suggestions.map((s) => {
+    const data = JSON.stringify(s.policy_data, null, 2);
+    const copy = el("button", { type: "button", textContent: "Copy as policy data", className: "copy" });
+    copy.addEventListener("click", async () => {
+      const box = $("#suggestion-data");
+      box.textContent = data;
+      box.hidden = false;
+      try {
+        await navigator.clipboard.writeText(data);
+        copy.textContent = "Copied";
+      } catch {
+        copy.textContent = "Shown below";
+      }
+    });
+    const e = s.evidence;
+    return el("tr", {},
+      el("td", { textContent: s.pattern, className: "pattern" }),
+      el("td", { textContent: s.action }),
+      el("td", { textContent: `${e.allows} allows in ${e.sessions} sessions, ${e.denies} denied, ${e.expired} expired` }),
+      decisionLinks(e.examples),
+      el("td", { textContent: `${s.impact.asks_to_allow} asks → allow, ${s.impact.other_changes} other changes` }),
+      decisionLinks(s.impact.examples),
+      el("td", {}, copy));
+  });
+  $("#suggestion-rows").replaceChildren(...rows);
+  $("#dropped-rows").replaceChildren(...r.dropped.map((d) =>
+    el("tr", {}, el("td", { textContent: d.pattern }), el("td", { textContent: d.reason }), decisionLinks(d.examples))));
+}
+
+$("#suggestions-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  loadSuggestions();
+});
+$('nav button[data-page="suggestions"]').addEventListener("click", loadSuggestions);
+if (location.hash === "#suggestions") loadSuggestions();
