@@ -163,6 +163,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/v1/events", s.events, s.require(anyone...))
 	e.GET("/v1/access-events", s.listAccessEvents, s.require(Auditor))
 	e.GET("/v1/suggestions", s.listSuggestions, s.require(User, Auditor, Dispatcher))
+	e.POST("/v1/suggestions/accept", s.acceptSuggestion, s.require(User))
 	if s.cfg.PolicyStatus != nil {
 		e.GET("/v1/policy", s.policyStatus, s.require(Admin))
 	}

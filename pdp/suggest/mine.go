@@ -48,7 +48,7 @@ func mine(asks map[string]*ask, o Options) ([]*candidate, []api.DroppedSuggestio
 			refusals = append(refusals, a)
 			continue
 		}
-		if !a.ev.Answer.Allows() || !a.levelAsk() || a.ev.Fingerprint == nil || a.rec == nil {
+		if !a.ev.Answer.Allows() || a.ev.Answer.Channel == AcceptChannel || !a.levelAsk() || a.ev.Fingerprint == nil || a.rec == nil {
 			continue
 		}
 		argv, ok := plainArgv(a.rec)

@@ -57,6 +57,9 @@ const (
 	// Expired is the answer a person's ask gets when no one answered in
 	// time: it counts as a refusal.
 	Expired = "expired"
+	// AcceptChannel is the channel of the answer that accepts a
+	// suggestion for a project; such an answer is no evidence.
+	AcceptChannel = "suggestion"
 	// KindCommandRule is a suggestion of a command prefix rule.
 	KindCommandRule = "command_rule"
 )
