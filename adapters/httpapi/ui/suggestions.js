@@ -54,6 +54,32 @@ function showSuggestions(r) {
         copy.textContent = "Shown below";
       }
     });
+    const actions = el("td", {}, copy);
+    if (s.pattern === s.fingerprint) {
+      // A project grant names the fingerprint: only a rule that is its
+      // fingerprint can be accepted so (POST /v1/suggestions/accept).
+      const accept = el("button", { type: "button", textContent: "Accept for this project", className: "accept" });
+      accept.addEventListener("click", async () => {
+        const form = $("#suggestions-form");
+        const session = form.accept_session.value.trim();
+        if (!session) {
+          showError(new Error("Name a session of the project in “accept for the project of session”."));
+          return;
+        }
+        const body = { pattern: s.pattern, session_id: session };
+        if (form.since.value.trim()) body.since = form.since.value.trim();
+        if (form.min_answers.value.trim()) body.min_answers = Number(form.min_answers.value.trim());
+        try {
+          const rec = await api("POST", "/v1/suggestions/accept", body);
+          showError(null);
+          accept.disabled = true;
+          accept.textContent = `Accepted (grant ${rec.answer.grant_id})`;
+        } catch (err) {
+          showError(err);
+        }
+      });
+      actions.append(" ", accept);
+    }
     const e = s.evidence;
     return el("tr", {},
       el("td", { textContent: s.pattern, className: "pattern" }),
@@ -62,7 +88,7 @@ function showSuggestions(r) {
       decisionLinks(e.examples),
       el("td", { textContent: `${s.impact.asks_to_allow} asks → allow, ${s.impact.other_changes} other changes` }),
       decisionLinks(s.impact.examples),
-      el("td", {}, copy));
+      actions);
   });
   $("#suggestion-rows").replaceChildren(...rows);
   $("#dropped-rows").replaceChildren(...r.dropped.map((d) =>
