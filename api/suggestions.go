@@ -20,7 +20,8 @@ type Suggestion struct {
 	Kind    string `json:"kind"`
 	Pattern string `json:"pattern"`
 	Action  string `json:"action"`
-	// Scope is policy: the rule belongs in the policy's data.commands.
+	// Scope is policy when the whole trail was mined (the rule belongs in
+	// the policy's data.commands), project when one project's was.
 	Scope string `json:"scope"`
 	// Fingerprint is what the covered asks share and a grant would name.
 	Fingerprint string             `json:"fingerprint"`

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,22 +15,29 @@ import (
 
 // listSuggestions answers GET /v1/suggestions?since=&min_answers=&session_id=:
 // the command rules mined from the answered asks in the window (default
-// the last 14 days) with their evidence and impact (pdp suggest's JSON).
-// A person or an auditor reads the whole trail; a dispatcher only a
-// session it may read, named by session_id.
+// the last 14 days) with their evidence and impact (pdp suggest's JSON),
+// of the whole trail or, with session_id, of that session's project (its
+// root's owner's sessions in its workspace). A person or an auditor
+// reads any; a dispatcher only the project of a session it may read.
 func (s *Server) listSuggestions(c echo.Context) error {
 	trail, ok := s.cfg.Store.(suggest.Trail)
 	if !ok || s.cfg.Engine == nil {
 		return fail(http.StatusServiceUnavailable, "suggestions_unavailable", "this server has no audit trail to mine")
 	}
-	opts := suggest.Options{SessionID: c.QueryParam("session_id"), Since: time.Now().Add(-suggest.DefaultWindow)}
-	if !callerOf(c).core().ReadsAll {
-		if opts.SessionID == "" {
-			return fail(http.StatusForbidden, "forbidden", "a dispatcher reads the suggestions of one session it may read: name it with session_id")
-		}
-		if err := s.mayRead(c, opts.SessionID, pdp.ErrNotFound); err != nil {
+	opts := suggest.Options{Since: time.Now().Add(-suggest.DefaultWindow)}
+	session := c.QueryParam("session_id")
+	if !callerOf(c).core().ReadsAll && session == "" {
+		return fail(http.StatusForbidden, "forbidden", "a dispatcher reads the suggestions of the project of a session it may read: name it with session_id")
+	}
+	if session != "" {
+		if err := s.mayRead(c, session, fmt.Errorf("session %q: %w", session, pdp.ErrNotFound)); err != nil {
 			return err
 		}
+		project, err := suggest.ProjectSessions(c.Request().Context(), s.cfg.Store, session)
+		if err != nil {
+			return storeUnavailable(err)
+		}
+		opts.Sessions = project
 	}
 	if raw := c.QueryParam("since"); raw != "" {
 		since, ok := parseSince(raw, time.Now())

@@ -36,6 +36,9 @@ func TestSuggestionsEndpoint(t *testing.T) {
 			}
 		}
 	}
+	if _, err := agent.Sessions().Create(ctx, client.Session{ID: "lone", Workspace: "/elsewhere"}); err != nil {
+		t.Fatal(err)
+	}
 	get := func(token, query string) (int, api.Suggestions) {
 		t.Helper()
 		req, _ := http.NewRequest("GET", srv.URL+"/v1/suggestions"+query, nil)
@@ -57,7 +60,8 @@ func TestSuggestionsEndpoint(t *testing.T) {
 		{"an auditor too", "audit-secret", "?since=1d", 200, 1},
 		{"min_answers above the evidence", "alice-secret", "?min_answers=7", 200, 0},
 		{"a dispatcher must name a session", "agent-secret", "", 403, 0},
-		{"a dispatcher reads its own session", "agent-secret", "?session_id=s1&min_answers=3", 200, 0},
+		{"a dispatcher reads its own session's project", "agent-secret", "?session_id=s1", 200, 1},
+		{"a session without the suggestion's evidence in its project", "agent-secret", "?session_id=lone", 200, 0},
 		{"another dispatcher's session is unknown", "other-secret", "?session_id=s1", 404, 0},
 		{"bad since", "alice-secret", "?since=last+week", 400, 0},
 		{"bad min_answers", "alice-secret", "?min_answers=0", 400, 0},
@@ -68,7 +72,11 @@ func TestSuggestionsEndpoint(t *testing.T) {
 			if code != tc.code || len(out.Suggestions) != tc.suggestions {
 				t.Fatalf("%d %+v, want %d with %d suggestions", code, out, tc.code, tc.suggestions)
 			}
-			if tc.suggestions == 1 && (out.Suggestions[0].Pattern != "go vet ./..." || out.Suggestions[0].Evidence.Allows != 6) {
+			wantScope := "policy"
+			if tc.query != "" && tc.query[:min(len(tc.query), 11)] == "?session_id" {
+				wantScope = "project"
+			}
+			if tc.suggestions == 1 && (out.Suggestions[0].Pattern != "go vet ./..." || out.Suggestions[0].Evidence.Allows != 6 || out.Suggestions[0].Scope != wantScope) {
 				t.Fatalf("%+v", out.Suggestions[0])
 			}
 		})

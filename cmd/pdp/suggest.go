@@ -31,7 +31,9 @@ impact: the trail replayed with the rule added under the active policy
 (asks that become allow; any other change drops the suggestion). Programs
 no grant may name (interpreters, shells, wrappers, sudo, env, rm, …) and
 asks of a rule, the deny floor or the SMART screen are never suggested
-(docs/policy.md).
+(docs/policy.md). With --session, only the trail of that session's
+project is read (the sessions a project grant reaches), and the
+suggestions are the project's.
 
 Safe while a server runs on the same database.`,
 		Args: cobra.NoArgs,
@@ -42,7 +44,7 @@ Safe while a server runs on the same database.`,
 			if minAnswers < 1 {
 				return fmt.Errorf("--min-answers must be at least 1, got %d", minAnswers)
 			}
-			opts := suggest.Options{SessionID: session, MinAnswers: minAnswers}
+			opts := suggest.Options{MinAnswers: minAnswers}
 			t, err := sinceFlag(since, time.Now())
 			if err != nil {
 				return fmt.Errorf("--since %w", err)
@@ -62,6 +64,11 @@ Safe while a server runs on the same database.`,
 				return fmt.Errorf("opening %s: %w", service.DBLabel(cfg.DB.Path), err)
 			}
 			defer store.Close()
+			if session != "" {
+				if opts.Sessions, err = suggest.ProjectSessions(ctx, store, session); err != nil {
+					return fmt.Errorf("--session %s: %w", session, err)
+				}
+			}
 			out, err := suggest.Suggest(ctx, policy, store, opts)
 			if err != nil {
 				return err
@@ -78,7 +85,7 @@ Safe while a server runs on the same database.`,
 	cmd.Flags().String("db", "", "the database the server records to, a SQLite file or a postgres:// URL (default: config's db.path, pdp.db)")
 	cmd.Flags().StringVar(&since, "since", "14d", "the window: a duration back from now (14d, 72h) or an RFC 3339 time")
 	cmd.Flags().IntVar(&minAnswers, "min-answers", suggest.DefaultMinAnswers, "the fewest allows a suggestion needs")
-	cmd.Flags().StringVar(&session, "session", "", "only the decisions of this session")
+	cmd.Flags().StringVar(&session, "session", "", "only the decisions of this session's project (its root's owner's sessions in its workspace)")
 	cmd.Flags().StringVar(&format, "format", "text", "text or json")
 	return cmd
 }

@@ -67,6 +67,12 @@ func TestSuggestCommand(t *testing.T) {
 	if text, err := run("suggest", "--db", srv.DBPath); err != nil || !strings.Contains(text, `"npm run lint": "allow"`) {
 		t.Errorf("text output: %q, %v", text, err)
 	}
+	if text, err := run("suggest", "--db", srv.DBPath, "--session", "p2", "--format", "json"); err != nil || !strings.Contains(text, `"scope": "project"`) {
+		t.Errorf("--session p2 (all three share its project): %q, %v", text, err)
+	}
+	if text, err := run("suggest", "--db", srv.DBPath, "--session", "nosuch"); err == nil {
+		t.Errorf("--session of an unknown session: %q", text)
+	}
 	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	if text, err := run("suggest", "--db", srv.DBPath, "--since", future); err != nil || !strings.HasPrefix(text, "0 suggestions") {
 		t.Errorf("--since in the future: %q, %v", text, err)

@@ -16,13 +16,13 @@ import (
 // becomes allow is the candidate's own; anything else is a change beyond
 // it. A change the policy alone makes (the trail recorded under another
 // policy) is not the candidate's. It returns how many replays it made.
-func measure(ctx context.Context, policy *pdp.Policy, trail pdp.RecordedDecisions, f pdp.ReplayFilter, asks map[string]*ask, cands []*candidate) (int, error) {
+func measure(ctx context.Context, policy *pdp.Policy, trail pdp.RecordedDecisions, f pdp.ReplayFilter, sessions map[string]bool, asks map[string]*ask, cands []*candidate) (int, error) {
 	if len(cands) == 0 {
 		return 0, nil
 	}
 	replayed := 0
 	err := trail.EachRecorded(ctx, f, func(rd pdp.RecordedDecision) error {
-		if rd.Recorded == nil {
+		if rd.Recorded == nil || (sessions != nil && !sessions[rd.SessionID]) {
 			return nil
 		}
 		var baseline *api.Decision

@@ -30,8 +30,10 @@ type Trail interface {
 
 // Options select the window and the thresholds.
 type Options struct {
-	Since     time.Time // zero: the whole trail
-	SessionID string    // empty: every session
+	Since time.Time // zero: the whole trail
+	// Sessions, when set, limit the trail to these sessions (a project's:
+	// ProjectSessions); the suggestions are then the project's.
+	Sessions map[string]bool
 	// MinAnswers is the fewest allows a suggestion needs (default 5),
 	// MinSessions the fewest distinct sessions they come from (default 2).
 	MinAnswers  int
@@ -78,7 +80,7 @@ func Suggest(ctx context.Context, policy *pdp.Policy, trail Trail, o Options) (a
 		return out, err
 	}
 	out.Asks = len(asks)
-	filter := pdp.ReplayFilter{Since: o.Since, SessionID: o.SessionID}
+	filter := pdp.ReplayFilter{Since: o.Since}
 	if err := trail.EachRecorded(ctx, filter, func(rd pdp.RecordedDecision) error {
 		if a := asks[rd.DecisionID]; a != nil {
 			a.rec = rd.Recorded
@@ -89,7 +91,7 @@ func Suggest(ctx context.Context, policy *pdp.Policy, trail Trail, o Options) (a
 	}
 	cands, dropped := mine(asks, o)
 	out.Dropped = append(out.Dropped, dropped...)
-	replayed, err := measure(ctx, policy, trail, filter, asks, cands)
+	replayed, err := measure(ctx, policy, trail, filter, o.Sessions, asks, cands)
 	if err != nil {
 		return out, err
 	}
@@ -101,7 +103,11 @@ func Suggest(ctx context.Context, policy *pdp.Policy, trail Trail, o Options) (a
 		case c.impact.AsksToAllow == 0:
 			out.Dropped = append(out.Dropped, drop(c.pattern, "it changes no recorded decision under the active policy", nil))
 		default:
-			out.Suggestions = append(out.Suggestions, c.suggestion())
+			sug := c.suggestion()
+			if o.Sessions != nil {
+				sug.Scope = "project"
+			}
+			out.Suggestions = append(out.Suggestions, sug)
 		}
 	}
 	sort.Slice(out.Suggestions, func(i, j int) bool {
@@ -141,16 +147,19 @@ func (a *ask) levelAsk() bool {
 
 func readAsks(ctx context.Context, trail Trail, o Options) (map[string]*ask, error) {
 	asks := map[string]*ask{}
-	f := pdp.DecisionFilter{Decision: api.Ask, SessionID: o.SessionID, Since: o.Since, Limit: pageSize}
+	f := pdp.DecisionFilter{Decision: api.Ask, Since: o.Since, Limit: pageSize}
+	read := 0
 	for {
 		page, err := trail.Decisions(ctx, f)
 		if err != nil {
 			return nil, fmt.Errorf("reading the asks: %w", err)
 		}
 		for _, ev := range page {
-			asks[ev.DecisionID] = &ask{ev: ev}
+			if o.Sessions == nil || o.Sessions[ev.SessionID] {
+				asks[ev.DecisionID] = &ask{ev: ev}
+			}
 		}
-		if len(asks) > MaxAsks {
+		if read += len(page); read > MaxAsks {
 			return nil, pdp.Invalid("too_many_asks", "the window holds more than %d asks; choose a later since", MaxAsks)
 		}
 		if len(page) < pageSize {

@@ -148,9 +148,14 @@ func TestSuggestsWhatPeopleAllowed(t *testing.T) {
 	if out := tr.suggest(suggest.Options{MinAnswers: 7}); len(out.Suggestions) != 0 {
 		t.Errorf("--min-answers 7 still suggests %+v", out.Suggestions)
 	}
-	// One session's trail holds one session: not enough.
-	if out := tr.suggest(suggest.Options{SessionID: "s1"}); len(out.Suggestions) != 0 {
-		t.Errorf("one session's trail suggests %+v", out.Suggestions)
+	// Each session is a project of its own (its own workspace): one
+	// session's project holds one session, not enough.
+	project, err := suggest.ProjectSessions(context.Background(), tr.srv.Store, "s1")
+	if err != nil || len(project) != 1 || !project["s1"] {
+		t.Fatalf("the project of s1 = %v, %v", project, err)
+	}
+	if out := tr.suggest(suggest.Options{Sessions: project}); len(out.Suggestions) != 0 {
+		t.Errorf("one session's project suggests %+v", out.Suggestions)
 	}
 
 	// The impact is what pdp replay reports for a candidate policy with
