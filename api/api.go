@@ -60,6 +60,14 @@ const (
 	DenyAnswer   = "deny"
 )
 
+// Expired is the answer the PDP itself records to an ask nobody
+// answered within asks.expire_after, on the channel ExpiryChannel. It
+// is never a grant, and whoever waits on the ask reads it as a deny.
+const (
+	Expired       = "expired"
+	ExpiryChannel = "pdp"
+)
+
 // DecideRequest is POST /v1/decide: one tool call a dispatcher asks about.
 type DecideRequest struct {
 	SessionID  string         `json:"session_id"`

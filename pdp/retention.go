@@ -64,7 +64,12 @@ type Sweeper struct {
 	// DefaultSweepBatch).
 	Batch int
 	// Pause is the least wait between batches (default DefaultSweepPause).
-	Pause    time.Duration
+	Pause time.Duration
+	// ExpireAfter is how long an ask waits for a person's answer before
+	// the sweep answers it api.Expired (expiry.go); 0 never.
+	ExpireAfter time.Duration
+	// Changes is told when the sweep expired asks (the live feed).
+	Changes  Notifier
 	Observer SweepObserver
 	Logger   *slog.Logger
 	Now      func() time.Time
@@ -76,6 +81,11 @@ func (s *Sweeper) Run(ctx context.Context) {
 	t := time.NewTicker(s.Interval)
 	defer t.Stop()
 	for {
+		if n, err := s.expire(ctx); err != nil && ctx.Err() == nil {
+			logger.Error("expiring asks failed", "expired", n, "err", err)
+		} else if n > 0 {
+			logger.Info("expired unanswered asks", "expired", n, "after", s.ExpireAfter)
+		}
 		if s.Retention > 0 {
 			if n, err := s.Prune(ctx, s.now().Add(-s.Retention), nil); err != nil && ctx.Err() == nil {
 				logger.Error("audit sweep failed", "deleted", n, "err", err)

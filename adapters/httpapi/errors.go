@@ -69,6 +69,8 @@ func classify(err error) *apiError {
 		return fail(http.StatusNotFound, "not_found", "%v", err)
 	case errors.Is(err, pdp.ErrExists):
 		return fail(http.StatusConflict, "already_exists", "%v", err)
+	case errors.Is(err, pdp.ErrExpired):
+		return fail(http.StatusConflict, "expired", "%v", err)
 	case errors.Is(err, pdp.ErrConflict):
 		return fail(http.StatusConflict, "conflict", "%v", err)
 	case errors.Is(err, pdp.ErrNotGrantable):

@@ -30,6 +30,7 @@ INSERT INTO change_counter (last) VALUES (0);
 `,
 	4: schema.CommandRulesAndProjects,
 	5: types.Render(schema.Outcomes),
+	6: types.Render(schema.PendingAsks),
 }
 
 // types are PostgreSQL's words for the schema's column types.

@@ -40,6 +40,7 @@ CREATE INDEX IF NOT EXISTS decisions_session_source_decision ON decisions(sessio
 	9:  schema.CommandRulesAndProjects,
 	10: types.Render(schema.Outcomes),
 	11: treeVersionTable,
+	12: types.Render(schema.PendingAsks),
 }
 
 // treeVersionTable counts the changes to what a session tree holds

@@ -62,6 +62,8 @@ type Store struct {
 	write *sql.DB // one connection: SQLite has one writer
 	read  *sql.DB // a pool of readers (WAL lets them run beside the writer)
 	trees *treeCache
+	// answers are told of every answer committed (OnAnswer).
+	answers answerHooks
 	// incremental: the file gives deleted events' pages back
 	// (auto_vacuum INCREMENTAL, vacuum.go).
 	incremental atomic.Bool
@@ -167,7 +169,7 @@ func open(ctx context.Context, path string, opts Options, busy time.Duration) (*
 	s := &Store{write: write, read: read, trees: newTreeCache(), path: path, fileID: id, health: sqlstore.NewHealth(),
 		log: opts.Logger, watched: make(chan struct{}), busy: busy}
 	s.shared = &sqlstore.Store{Read: sqlstore.SQL(read), Write: sqlstore.SQL(write), Dialect: dialect, Now: time.Now,
-		AddChanges: addChanges, FindRoot: rootID, Changed: s.trees.invalidate}
+		AddChanges: addChanges, FindRoot: rootID, Changed: s.trees.invalidate, AnswerCommitted: s.answers.deliver}
 	s.incremental.Store(incremental)
 	s.Audit = sqlstore.NewAuditWriter(s.writeTx, opts.MaxBatch, opts.Observer, ErrClosed)
 	wctx, stop := context.WithCancel(context.Background())
@@ -210,4 +212,6 @@ var dialect = sqlstore.Dialect{
 	ListIndex:  listIndex,
 	Arm:        func(page string) string { return `SELECT * FROM (` + page + `)` },
 	FilterTime: "+time", // "+": a condition, never the index
+	// Without statistics SQLite would walk every ask of decisions_decision.
+	PendingIndex: "INDEXED BY decisions_pending",
 }

@@ -33,6 +33,15 @@ type Config struct {
 	DecisionLog DecisionLog `yaml:"decision_log"`
 	// Audit bounds the audit trail in the database.
 	Audit Audit `yaml:"audit"`
+	// Asks bounds how long an ask waits for a person.
+	Asks Asks `yaml:"asks"`
+}
+
+// Asks is the life of an unanswered ask.
+type Asks struct {
+	// ExpireAfter is how long an ask waits for a person's answer before
+	// the PDP answers it expired (a deny); 0 never.
+	ExpireAfter time.Duration `yaml:"expire_after"`
 }
 
 // Audit is the retention of the audit trail.
@@ -209,6 +218,7 @@ func Default() Config {
 		Log:         Log{Level: "info", Format: "text"},
 		DecisionLog: DecisionLog{Mask: []string{}},
 		Audit:       Audit{Retention: DefaultRetention, SweepInterval: time.Minute},
+		Asks:        Asks{ExpireAfter: 24 * time.Hour},
 	}
 }
 

@@ -119,7 +119,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (s *Service, err 
 		st := auditStatsOf(store)
 		logger.Info("audit trail closed", "events", st.Events, "transactions", st.Transactions, "largest_batch", st.MaxBatch, "failed_transactions", st.Errors)
 	})
-	if err := checkSweeper(cfg.Audit, store, logger); err != nil {
+	if err := checkSweeper(cfg.Audit, cfg.Asks, store, logger); err != nil {
 		return s, err
 	}
 	assess, err := NewAssessor(cfg.Assessor, s.Metrics)
@@ -227,7 +227,7 @@ func (s *Service) Run(ctx context.Context, ready chan<- string) error {
 	cfg, logger := s.cfg, s.Logger
 	background, stopBackground := context.WithCancel(ctx)
 	defer stopBackground()
-	stopSweeper := startSweeper(background, cfg.Audit, s.Store, s.Metrics, logger)
+	stopSweeper := startSweeper(background, cfg.Audit, cfg.Asks, s.Store, s.Feed, s.Metrics, logger)
 	defer stopSweeper() // before the store closes
 	if s.Watcher != nil {
 		go s.Watcher.Run(background)

@@ -91,6 +91,9 @@ func (s *Store) answer(ctx context.Context, id string, a api.Answer, doing strin
 		if rec.Answer != nil {
 			answered = rec.Answer.Answer
 		}
+		if answered == api.Expired {
+			return rec, fmt.Errorf("decision %s: %w", id, pdp.ErrExpired)
+		}
 		return rec, fmt.Errorf("decision %s was already answered %s: %w", id, answered, pdp.ErrConflict)
 	}
 	granted := a.Answer == api.AllowSession || a.Answer == api.AllowProject
@@ -110,6 +113,7 @@ func (s *Store) answer(ctx context.Context, id string, a api.Answer, doing strin
 	if err := tx.Commit(ctx); err != nil {
 		return rec, fmt.Errorf("%s: %w", doing, err)
 	}
+	s.answerCommitted(id)
 	if granted {
 		s.changed()
 	}

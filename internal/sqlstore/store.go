@@ -34,6 +34,9 @@ type Dialect struct {
 	// FilterTime is the time column in a condition that must not choose
 	// the index: the id range does.
 	FilterTime string
+	// PendingIndex is what follows "FROM decisions" in a read of the
+	// unanswered asks (the index of them), or "".
+	PendingIndex string
 	// LockRow ends the read of a row the transaction updates next.
 	LockRow string
 }
@@ -56,6 +59,9 @@ type Store struct {
 	// Answered, when set, runs in the transaction of a person's answer,
 	// before it commits (never of a runtime's outcome, which is no answer).
 	Answered func(ctx context.Context, tx Tx, decisionID string) error
+	// AnswerCommitted, when set, is told of every answer this process
+	// committed (a person's or the expiry's), after the commit.
+	AnswerCommitted func(decisionID string)
 	// Changed, when set, is told after every committed write that changes
 	// a stored session or the grants: what a tree already read holds. A
 	// new session is not such a write: no tree read before holds it (a

@@ -29,6 +29,7 @@ type Store interface {
 	pdp.TrailPruner
 	pdp.OutcomeStore
 	feed.ChangeLog
+	pdp.AskExpirer
 	// EachDecision streams the events at or after since, oldest first
 	// (pdp audit export).
 	EachDecision(ctx context.Context, since time.Time, fn func(api.Event) error) error
@@ -62,6 +63,8 @@ func Run(t *testing.T, open Open) {
 		{"command rules", testCommandRules},
 		{"compound commands and project grants", testProjectGrants},
 		{"change log", testChangeLog},
+		{"expiry", testExpiry},
+		{"expiry races answers", testExpiryRace},
 		{"writable", func(t *testing.T, s Store) {
 			if err := s.Writable(t.Context()); err != nil {
 				t.Fatal(err)
