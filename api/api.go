@@ -276,6 +276,10 @@ type Event struct {
 	Answer    *Answer        `json:"answer"`
 	// Outcome is what the runtime reported became of the ask, or null.
 	Outcome *Outcome `json:"outcome"`
+	// Waiting is who waits on the ask now, earliest first: set (empty
+	// when nobody waits) on asks GET /v1/decisions and
+	// GET /v1/decisions/{id} return, absent elsewhere.
+	Waiting []Waiter `json:"waiting,omitzero"`
 }
 
 // ListedEvent is an item of GET /v1/decisions: the event with every

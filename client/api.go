@@ -23,6 +23,9 @@ const (
 	AllowSession = api.AllowSession
 	AllowProject = api.AllowProject
 	DenyAnswer   = api.DenyAnswer
+	// Expired is the answer the PDP gives an ask nobody answered in
+	// time: never an allow.
+	Expired = api.Expired
 )
 
 // The wire types, shared with the server (package api).
@@ -56,6 +59,8 @@ type (
 	Grant = api.Grant
 	// Page is one page of audit events, newest first.
 	Page = api.Page
+	// Waiter is a runtime waiting on an ask now (Event.Waiting).
+	Waiter = api.Waiter
 )
 
 // Filter selects audit events; zero values select everything.
@@ -64,6 +69,9 @@ type Filter struct {
 	Decision  string
 	Before    string // a decision id: only older ones
 	Limit     int
+	// Pending lists unanswered asks only, those a runtime waits on
+	// first; such a page has no next one.
+	Pending bool
 }
 
 // Decide asks whether a call may run. With explain the answer carries
@@ -108,7 +116,11 @@ func (c *Client) Decisions(ctx context.Context, f Filter) (Page, error) {
 	if f.Limit > 0 {
 		limit = strconv.Itoa(f.Limit)
 	}
-	err := c.do(ctx, "GET", "/v1/decisions"+query(map[string]string{"session_id": f.SessionID, "decision": f.Decision, "before": f.Before, "limit": limit}), nil, &p)
+	pending := ""
+	if f.Pending {
+		pending = "true"
+	}
+	err := c.do(ctx, "GET", "/v1/decisions"+query(map[string]string{"session_id": f.SessionID, "decision": f.Decision, "before": f.Before, "limit": limit, "pending": pending}), nil, &p)
 	return p, err
 }
 

@@ -67,6 +67,9 @@ type DecisionFilter struct {
 	Since     time.Time // only events at or after this time
 	Before    string    // a decision id: only older ones
 	Limit     int
+	// Pending selects unanswered asks only, those someone waits on first
+	// (waiting.go).
+	Pending bool
 }
 
 // SessionOf is a stored session as the engine sees it, without its

@@ -43,6 +43,9 @@ func (s *Server) getDecision(c echo.Context) error {
 		return err
 	}
 	if wait > 0 && rec.Decision.Decision == api.Ask && rec.Answer == nil {
+		// Recorded in the store first, so that whoever reads the ask
+		// once the wait is logged sees the waiter.
+		defer s.startWaiting(ctx, id, callerOf(c).name, wait)()
 		s.cfg.Logger.Debug("waiting for an answer", "decision_id", id, "wait", wait)
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
@@ -70,7 +73,7 @@ func (s *Server) getDecision(c echo.Context) error {
 			}
 		}
 	}
-	return c.JSON(http.StatusOK, rec)
+	return c.JSON(http.StatusOK, s.withWaiting(ctx, rec))
 }
 
 // decisionAsItStands answers a wait that ends without an answer with the
@@ -80,7 +83,7 @@ func (s *Server) decisionAsItStands(c echo.Context, id string) error {
 	if err != nil {
 		return storeUnavailable(err)
 	}
-	return c.JSON(http.StatusOK, rec)
+	return c.JSON(http.StatusOK, s.withWaiting(c.Request().Context(), rec))
 }
 
 type answerBody struct {
@@ -122,6 +125,16 @@ func (s *Server) answer(c echo.Context) error {
 // GET /v1/decisions/{id} returns the whole record.
 func (s *Server) listDecisions(c echo.Context) error {
 	f := pdp.DecisionFilter{SessionID: c.QueryParam("session_id"), Decision: c.QueryParam("decision"), Source: c.QueryParam("source"), Before: c.QueryParam("before")}
+	switch c.QueryParam("pending") {
+	case "", "false":
+	case "true":
+		if f.Decision != "" && f.Decision != api.Ask {
+			return fail(http.StatusBadRequest, "invalid_decision", "pending=true lists asks: decision must be ask or absent")
+		}
+		f.Pending, f.Decision = true, api.Ask
+	default:
+		return fail(http.StatusBadRequest, "invalid_pending", "pending must be true or false")
+	}
 	if since := c.QueryParam("since"); since != "" {
 		t, err := time.Parse(time.RFC3339, since)
 		if err != nil {
@@ -143,12 +156,15 @@ func (s *Server) listDecisions(c echo.Context) error {
 	if err != nil {
 		return storeUnavailable(err)
 	}
+	s.listWaiting(c.Request().Context(), list)
 	items := make([]api.ListedEvent, len(list))
 	for i, rec := range list {
 		items[i] = listDecision(rec, s.cfg.MaxListArgBytes)
 	}
 	page := api.Page{Decisions: items}
-	if len(list) == f.Limit {
+	// A pending list puts the waited-on asks first: it has no next page
+	// (the pending asks are few, asks.expire_after bounds them).
+	if len(list) == f.Limit && !f.Pending {
 		page.NextBefore = list[len(list)-1].DecisionID
 	}
 	return c.JSON(http.StatusOK, page)

@@ -31,6 +31,7 @@ INSERT INTO change_counter (last) VALUES (0);
 	4: schema.CommandRulesAndProjects,
 	5: types.Render(schema.Outcomes),
 	6: types.Render(schema.PendingAsks),
+	7: types.Render(schema.AskWaiters),
 }
 
 // types are PostgreSQL's words for the schema's column types.

@@ -154,6 +154,7 @@ func (s *Store) Health() error {
 // pool.
 func (s *Store) Close() error {
 	s.Audit.Close()
+	s.endWaits()
 	s.closeCtx()
 	s.listener.wait()
 	<-s.probed

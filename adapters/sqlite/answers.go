@@ -1,6 +1,10 @@
 package sqlite
 
-import "sync"
+import (
+	"context"
+	"sync"
+	"time"
+)
 
 // OnAnswer calls fn with the decision id of every answer this process
 // commits — a person's, or the one the expiry sweep gives an ask nobody
@@ -26,5 +30,15 @@ func (h *answerHooks) deliver(id string) {
 	h.mu.Unlock()
 	for _, fn := range fns {
 		fn(id)
+	}
+}
+
+// endWaits removes this process's waits from ask_waiters as it closes,
+// so no replica — or the next server on the file — shows them.
+func (s *Store) endWaits() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := s.EndWaits(ctx); err != nil {
+		s.log.Warn("closing the store", "err", err)
 	}
 }

@@ -41,6 +41,7 @@ CREATE INDEX IF NOT EXISTS decisions_session_source_decision ON decisions(sessio
 	10: types.Render(schema.Outcomes),
 	11: treeVersionTable,
 	12: types.Render(schema.PendingAsks),
+	13: types.Render(schema.AskWaiters),
 }
 
 // treeVersionTable counts the changes to what a session tree holds

@@ -182,6 +182,7 @@ func open(ctx context.Context, path string, opts Options, busy time.Duration) (*
 // gives up the lock.
 func (s *Store) Close() error {
 	s.Audit.Close()
+	s.endWaits()
 	s.stopWatch()
 	<-s.watched
 	err := errors.Join(s.read.Close(), s.write.Close())

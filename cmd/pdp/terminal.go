@@ -120,8 +120,9 @@ func asksCommand() *cobra.Command {
 		Use:   "asks [--follow]",
 		Short: "List the asks waiting for a person's answer",
 		Long: `Lists the asks no one has answered yet, oldest first: the decision id (for
-pdp answer), the session, the capability, how long ago it was asked and
-the call (its command or path). With --follow it then prints each new
+pdp answer), the session, the capability, how long ago it was asked, who
+is waiting on it (the token a runtime parked on ?wait= with, and for how
+long, or "nobody") and the call (its command or path). With --follow it then prints each new
 ask as it is made (the live event stream, GET /v1/events) until
 interrupted. Control characters in the call are shown escaped: the
 arguments come from the model.`,
@@ -157,7 +158,7 @@ func listAsks(ctx context.Context, t terminalChannel, out, errOut io.Writer, fol
 		_, err := fmt.Fprintln(out, "no pending asks")
 		return err
 	}
-	fmt.Fprintf(out, askColumns, "ID", "SESSION", "CAPABILITY", "AGE", "CALL")
+	fmt.Fprintf(out, askColumns, "ID", "SESSION", "CAPABILITY", "AGE", "WAITING", "CALL")
 	if err := printAsks(out, asks); err != nil || !follow {
 		return err
 	}
@@ -198,17 +199,35 @@ func pendingAsks(ctx context.Context, c *client.Client, seen map[string]bool) ([
 
 // askColumns lays out the list; fixed widths, so the rows --follow
 // prints later line up with the first ones.
-const askColumns = "%-24s  %-24s  %-30s  %5s  %s\n"
+const askColumns = "%-24s  %-24s  %-30s  %5s  %-24s  %s\n"
 
 func printAsks(w io.Writer, asks []client.Event) error {
 	for _, ev := range asks {
 		_, err := fmt.Fprintf(w, askColumns, printable(ev.DecisionID), printable(ev.SessionID),
-			printable(deref(ev.Capability, ev.Tool)), age(time.Since(ev.Time)), printable(callSummary(ev.Args)))
+			printable(deref(ev.Capability, ev.Tool)), age(time.Since(ev.Time)), printable(waitingSummary(ev.Waiting)), printable(callSummary(ev.Args)))
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// waitingSummary says who waits on an ask, as the console does: the
+// first waiter and for how long ("runtime-a, 2m", "+1" for each other),
+// "nobody", or "-" when the server did not say (an ask just printed
+// from the event stream, or an older server).
+func waitingSummary(w []client.Waiter) string {
+	switch {
+	case w == nil:
+		return "-"
+	case len(w) == 0:
+		return "nobody"
+	}
+	s := w[0].By + ", " + age(time.Since(w[0].Since))
+	if len(w) > 1 {
+		s += fmt.Sprintf(" +%d", len(w)-1)
+	}
+	return s
 }
 
 // callSummary is what a person needs to recognise a call: its command,

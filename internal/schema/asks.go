@@ -1,8 +1,28 @@
 package schema
 
 // PendingAsks indexes the asks nobody has answered, which the expiry
-// sweep reads oldest first: the index holds only them, so the sweep
-// costs the pending asks, not the trail.
+// sweep reads oldest first and GET /v1/decisions?pending=true lists:
+// the index holds only them, so both cost the pending asks, not the
+// trail.
 const PendingAsks = `
 CREATE INDEX decisions_pending ON decisions(time, id) WHERE decision = 'ask' AND answer IS NULL;
+`
+
+// AskWaiters is who waits on an ask now (GET /v1/decisions/{id}?wait=):
+// a row per wait, from its start until its end at the latest, written
+// by the server that holds the wait, which marks its end when the wait
+// ends and deletes its rows when it shuts down, so every replica sees
+// every replica's waiters. A row past its end (a server that died
+// holding it) counts for nothing and the next wait deletes it.
+const AskWaiters = `
+CREATE TABLE ask_waiters (
+	id          {serial},
+	decision_id TEXT NOT NULL,
+	waiter      TEXT NOT NULL,
+	server      TEXT NOT NULL,
+	since       {time} NOT NULL,
+	ends        {time} NOT NULL
+);
+CREATE INDEX ask_waiters_decision ON ask_waiters(decision_id, waiter);
+CREATE INDEX ask_waiters_server ON ask_waiters(server);
 `

@@ -43,6 +43,9 @@ func decision(ctx context.Context, db Conn, id string) (api.Event, error) {
 
 // Decisions lists audit events, newest first.
 func (s *Store) Decisions(ctx context.Context, f pdp.DecisionFilter) ([]api.Event, error) {
+	if f.Pending {
+		return s.pendingDecisions(ctx, f)
+	}
 	q, args := s.DecisionsQuery(f, "")
 	rows, err := s.Read.Query(ctx, q, args...)
 	if err != nil {

@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolperm/pdp/api"
@@ -62,6 +64,11 @@ type Store struct {
 	// AnswerCommitted, when set, is told of every answer this process
 	// committed (a person's or the expiry's), after the commit.
 	AnswerCommitted func(decisionID string)
+
+	// instanceID names this process's waits (waiting.go).
+	instanceID   string
+	instanceOnce sync.Once
+	waited       atomic.Bool
 	// Changed, when set, is told after every committed write that changes
 	// a stored session or the grants: what a tree already read holds. A
 	// new session is not such a write: no tree read before holds it (a

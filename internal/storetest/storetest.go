@@ -30,6 +30,9 @@ type Store interface {
 	pdp.OutcomeStore
 	feed.ChangeLog
 	pdp.AskExpirer
+	pdp.WaitingStore
+	// EndWaits removes the waits this store recorded (its server stops).
+	EndWaits(ctx context.Context) error
 	// EachDecision streams the events at or after since, oldest first
 	// (pdp audit export).
 	EachDecision(ctx context.Context, since time.Time, fn func(api.Event) error) error
@@ -65,6 +68,7 @@ func Run(t *testing.T, open Open) {
 		{"change log", testChangeLog},
 		{"expiry", testExpiry},
 		{"expiry races answers", testExpiryRace},
+		{"who waits", testWaiting},
 		{"writable", func(t *testing.T, s Store) {
 			if err := s.Writable(t.Context()); err != nil {
 				t.Fatal(err)

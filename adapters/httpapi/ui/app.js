@@ -220,11 +220,24 @@ const what = (ev) => {
 // what the runtime did, not an answer: the ask stays in the inbox.
 const outcomeNote = (o) => `${visible(o.channel)} reported: ${o.answer === "allow_once" ? "the call ran" : "the call was refused"} (${o.answer}) — not an answer`;
 
+// waitedFor is how long ago a wait began, as a person reads it.
+const waitedFor = (since) => {
+  const s = Math.max(0, Math.round((Date.now() - new Date(since).getTime()) / 1000));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  return `${Math.floor(s / 3600)} h`;
+};
+
+// waitingNote says who is parked on the ask now (GET /v1/decisions
+// carries it), so a person sees which asks still hold up a runtime.
+const waitingNote = (w) => !w || !w.length ? "nobody waiting" :
+  "waiting: " + w.map((x) => `${visible(x.by)}, ${waitedFor(x.since)}`).join(" · ");
+
 async function refreshInbox() {
   try {
-    const page = await api("GET", "/v1/decisions?decision=ask&limit=200");
-    // Only a person's answer takes an ask out of the inbox; a runtime's
-    // outcome does not.
+    // The unanswered asks, those a runtime waits on first (a runtime's
+    // outcome is no answer: the ask stays).
+    const page = await api("GET", "/v1/decisions?decision=ask&pending=true&limit=200");
     const pending = page.decisions.filter((ev) => !ev.answer);
     $("#inbox-count").textContent = pending.length ? `(${pending.length})` : "";
     $("#inbox-empty").hidden = pending.length > 0;
@@ -250,6 +263,7 @@ async function refreshInbox() {
         el("td", { textContent: new Date(ev.time).toLocaleTimeString() }), el("td", { textContent: ev.session_id }),
         el("td", { textContent: ev.tool || ev.capability }), el("td", { className: "mono", textContent: what(ev) }),
         el("td", {}, ev.reason, ...(ev.outcome ? [el("div", { className: "outcome-note", textContent: outcomeNote(ev.outcome) })] : [])),
+        el("td", { className: "waiting" + (ev.waiting && ev.waiting.length ? " now" : ""), textContent: waitingNote(ev.waiting) }),
         el("td", {}, once, " ", session, " ", project, " ", deny));
       return tr;
     });
@@ -323,6 +337,9 @@ async function followEvents() {
   }
 }
 setInterval(() => { if (!live && !$("#inbox").hidden) refreshInbox(); }, 15000);
+// Who waits is not an event of the stream: while the inbox is open with
+// asks in it, it is read again every 5 s (and the waits' ages with it).
+setInterval(() => { if (live && !$("#inbox").hidden && $("#inbox-rows").children.length) refreshInbox(); }, 5000);
 followEvents();
 
 // --- sessions ----------------------------------------------------------
