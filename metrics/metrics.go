@@ -45,6 +45,7 @@ type Metrics struct {
 	sweepErrors      prometheus.Counter
 	trailEvents      prometheus.Gauge
 	trailBytes       prometheus.Gauge
+	notify           notifyCounters
 }
 
 // New registers every collector on a new registry.
@@ -123,6 +124,7 @@ func New() *Metrics {
 		m.httpRequests, m.httpDuration, m.accessDenied} {
 		f(c)
 	}
+	m.notify = newNotifyCounters(f)
 	f(buildInfo(buildinfo.Read()))
 	return m
 }

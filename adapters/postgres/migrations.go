@@ -32,6 +32,7 @@ INSERT INTO change_counter (last) VALUES (0);
 	5: types.Render(schema.Outcomes),
 	6: types.Render(schema.PendingAsks),
 	7: types.Render(schema.AskWaiters),
+	8: types.Render(schema.NotifyClaims),
 }
 
 // types are PostgreSQL's words for the schema's column types.

@@ -42,6 +42,7 @@ CREATE INDEX IF NOT EXISTS decisions_session_source_decision ON decisions(sessio
 	11: treeVersionTable,
 	12: types.Render(schema.PendingAsks),
 	13: types.Render(schema.AskWaiters),
+	14: types.Render(schema.NotifyClaims),
 }
 
 // treeVersionTable counts the changes to what a session tree holds

@@ -35,6 +35,44 @@ type Config struct {
 	Audit Audit `yaml:"audit"`
 	// Asks bounds how long an ask waits for a person.
 	Asks Asks `yaml:"asks"`
+	// Notify tells people of asks where they are.
+	Notify Notify `yaml:"notify"`
+}
+
+// Notify sends the live feed's events to webhooks, Slack and programs
+// (docs/operations.md, "Notifications").
+type Notify struct {
+	// ConsoleURL is the console's address as people reach it, which the
+	// events link to; empty: http:// and server.addr.
+	ConsoleURL string       `yaml:"console_url"`
+	Sinks      []NotifySink `yaml:"sinks"`
+}
+
+// NotifySink is one destination of notifications.
+type NotifySink struct {
+	Name string `yaml:"name"`
+	// Kind is webhook, slack or command.
+	Kind string `yaml:"kind"`
+	URL  string `yaml:"url"`
+	// SecretEnv names the environment variable holding a webhook's
+	// signing secret.
+	SecretEnv string `yaml:"secret_env"`
+	// Command is the program and its arguments a command sink runs.
+	Command []string `yaml:"command"`
+	// Events: ask, answer, expired, level.
+	Events      []string      `yaml:"events"`
+	Filter      NotifyFilter  `yaml:"filter"`
+	Timeout     time.Duration `yaml:"timeout"`
+	MaxAttempts int           `yaml:"max_attempts"`
+	Backoff     time.Duration `yaml:"backoff"`
+	Queue       int           `yaml:"queue"`
+}
+
+// NotifyFilter selects a sink's events; empty fields select everything.
+type NotifyFilter struct {
+	SessionPrefix    string `yaml:"session_prefix"`
+	CapabilityPrefix string `yaml:"capability_prefix"`
+	Source           string `yaml:"source"`
 }
 
 // Asks is the life of an unanswered ask.
@@ -219,6 +257,7 @@ func Default() Config {
 		DecisionLog: DecisionLog{Mask: []string{}},
 		Audit:       Audit{Retention: DefaultRetention, SweepInterval: time.Minute},
 		Asks:        Asks{ExpireAfter: 24 * time.Hour},
+		Notify:      Notify{Sinks: []NotifySink{}},
 	}
 }
 

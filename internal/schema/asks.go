@@ -26,3 +26,16 @@ CREATE TABLE ask_waiters (
 CREATE INDEX ask_waiters_decision ON ask_waiters(decision_id, waiter);
 CREATE INDEX ask_waiters_server ON ask_waiters(server);
 `
+
+// NotifyClaims hands each notification to one replica: a sink's event
+// is sent by the replica that first inserts its change log seq.
+const NotifyClaims = `
+CREATE TABLE notify_claims (
+	sink       TEXT NOT NULL,
+	seq        {int64} NOT NULL,
+	server     TEXT NOT NULL,
+	claimed_at {time} NOT NULL,
+	PRIMARY KEY (sink, seq)
+);
+CREATE INDEX notify_claims_time ON notify_claims(claimed_at);
+`

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolperm/pdp/adapters/decisionlog"
 	"github.com/toolperm/pdp/adapters/httpapi"
+	"github.com/toolperm/pdp/adapters/notify"
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/feed"
@@ -41,6 +42,8 @@ type Service struct {
 	Handler http.Handler
 
 	cfg config.Config
+	// notifier sends the sinks of cfg.Notify their events; nil without.
+	notifier *notify.Notifier
 	// stopping is closed when shutting down starts: parked waits answer
 	// at once.
 	stopping chan struct{}
@@ -140,6 +143,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (s *Service, err 
 	if shared, ok := store.(changeSource); ok {
 		shared.OnChange(s.Feed.Changed)
 	}
+	if s.notifier, err = newNotifier(cfg, store, s.Feed, s.Metrics, logger); err != nil {
+		return s, err
+	}
 	var audit pdp.AuditLog = store
 	if cfg.DecisionLog.Path != "" {
 		dlog, err := decisionlog.Open(cfg.DecisionLog.Path, decisionlog.Options{Mask: cfg.DecisionLog.Mask, ReplicaID: cfg.DecisionLog.ReplicaID, Logger: logger})
@@ -229,6 +235,7 @@ func (s *Service) Run(ctx context.Context, ready chan<- string) error {
 	defer stopBackground()
 	stopSweeper := startSweeper(background, cfg.Audit, cfg.Asks, s.Store, s.Feed, s.Metrics, logger)
 	defer stopSweeper() // before the store closes
+	defer startNotifier(background, s.notifier)()
 	if s.Watcher != nil {
 		go s.Watcher.Run(background)
 	}

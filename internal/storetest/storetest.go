@@ -33,6 +33,8 @@ type Store interface {
 	pdp.WaitingStore
 	// EndWaits removes the waits this store recorded (its server stops).
 	EndWaits(ctx context.Context) error
+	// ClaimDelivery hands a notification to one replica (notify.Claims).
+	ClaimDelivery(ctx context.Context, sink string, seq int64) (bool, error)
 	// EachDecision streams the events at or after since, oldest first
 	// (pdp audit export).
 	EachDecision(ctx context.Context, since time.Time, fn func(api.Event) error) error
@@ -69,6 +71,7 @@ func Run(t *testing.T, open Open) {
 		{"expiry", testExpiry},
 		{"expiry races answers", testExpiryRace},
 		{"who waits", testWaiting},
+		{"notification claims", testClaims},
 		{"writable", func(t *testing.T, s Store) {
 			if err := s.Writable(t.Context()); err != nil {
 				t.Fatal(err)

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,5 +77,36 @@ func testWaiting(t *testing.T, s Store) {
 	}
 	if got, want := pending(pdp.DecisionFilter{SessionID: "s"}), []string{idB, idA}; !slices.Equal(got, want) {
 		t.Fatalf("pending asks after the waits ended = %v, want %v", got, want)
+	}
+}
+
+// testClaims: of several claims of one notification, at once, exactly
+// one wins; another sink's claim of the same change is its own.
+func testClaims(t *testing.T, s Store) {
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	won := map[string]int{}
+	for range 8 {
+		for _, sink := range []string{"ops", "pager"} {
+			wg.Go(func() {
+				mine, err := s.ClaimDelivery(ctx, sink, 42)
+				if err != nil {
+					t.Errorf("claim: %v", err)
+				}
+				if mine {
+					mu.Lock()
+					won[sink]++
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if won["ops"] != 1 || won["pager"] != 1 {
+		t.Fatalf("claims won = %v, want one per sink", won)
+	}
+	if mine, err := s.ClaimDelivery(ctx, "ops", 43); err != nil || !mine {
+		t.Fatalf("the next change: %v, %v", mine, err)
 	}
 }

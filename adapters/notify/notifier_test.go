@@ -1,0 +1,213 @@
+package notify_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolperm/pdp/adapters/notify"
+	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/feed"
+	"github.com/toolperm/pdp/pdp"
+)
+
+// trail is a real SQLite store with its live feed, where the tests make
+// asks as the engine records them.
+type trail struct {
+	t     *testing.T
+	store *sqlite.Store
+	hub   *feed.Hub
+	n     int
+}
+
+func newTrail(t *testing.T) *trail {
+	store, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "pdp.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub, err := feed.New(t.Context(), store, feed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hub.Close(); store.Close() })
+	return &trail{t: t, store: store, hub: hub}
+}
+
+// ask records an ask of a shell command in session and returns its id.
+func (tr *trail) ask(session, command string) string {
+	tr.t.Helper()
+	tr.n++
+	at := time.Now()
+	capability := "shell.exec"
+	ev := pdp.AuditRecord{Decision: api.Decision{DecisionID: pdp.NewDecisionID(at), Decision: api.Ask, Source: "level", Rule: "LEVEL_shell.exec",
+		Reason: "asks", Capability: &capability}, SessionID: session, Time: at,
+		Request: api.DecideRequest{Tool: "shell", Args: map[string]any{"command": command}}}
+	if _, err := tr.store.EnsureSession(tr.t.Context(), api.Session{ID: session, PermissionLevel: api.ReadOnly, Mode: api.OnDemand, ExecutionMode: api.Local}); err != nil {
+		tr.t.Fatal(err)
+	}
+	if err := tr.store.Record(tr.t.Context(), ev); err != nil {
+		tr.t.Fatal(err)
+	}
+	tr.hub.Changed()
+	return ev.Decision.DecisionID
+}
+
+// counts is an Observer that counts.
+type counts struct {
+	mu      sync.Mutex
+	sent    map[string]int
+	failed  map[string]int
+	dropped map[string]int
+	changed chan struct{}
+}
+
+func newCounts() *counts {
+	return &counts{sent: map[string]int{}, failed: map[string]int{}, dropped: map[string]int{}, changed: make(chan struct{}, 1000)}
+}
+
+func (c *counts) add(m map[string]int, k string) {
+	c.mu.Lock()
+	m[k]++
+	c.mu.Unlock()
+	c.changed <- struct{}{}
+}
+func (c *counts) NotifySent(s string)            { c.add(c.sent, s) }
+func (c *counts) NotifyFailed(s string)          { c.add(c.failed, s) }
+func (c *counts) NotifyDropped(s, reason string) { c.add(c.dropped, s+" "+reason) }
+
+// await waits until cond holds of the counts (a hang guard of 20 s).
+func (c *counts) await(t *testing.T, what string, cond func(sent, failed, dropped map[string]int) bool) {
+	t.Helper()
+	guard := time.After(20 * time.Second)
+	for {
+		c.mu.Lock()
+		ok := cond(c.sent, c.failed, c.dropped)
+		c.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-c.changed:
+		case <-guard:
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			t.Fatalf("%s: sent %v failed %v dropped %v", what, c.sent, c.failed, c.dropped)
+		}
+	}
+}
+
+// A sink that holds every request: its queue fills, and what does not
+// fit is dropped and counted, never held; a filtered sink beside it gets
+// only its sessions' asks, in order, at once.
+func TestQueueBoundedAndFiltered(t *testing.T) {
+	tr := newTrail(t)
+	release := make(chan struct{})
+	held := make(chan struct{}, 100)
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		held <- struct{}{}
+		<-release
+	}))
+	defer stuck.Close()
+	defer close(release)
+	var mu sync.Mutex
+	var prod []string
+	fine := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev notify.Event
+		_ = json.NewDecoder(r.Body).Decode(&ev)
+		mu.Lock()
+		prod = append(prod, ev.SessionID)
+		mu.Unlock()
+	}))
+	defer fine.Close()
+	c := newCounts()
+	secret := []byte("0123456789abcdef0123")
+	n, err := notify.New(notify.Options{Feed: tr.hub, Observer: c, Sinks: []notify.Sink{
+		{Name: "stuck", Kind: notify.Webhook, URL: stuck.URL, Secret: secret, Events: []string{"ask"}, Queue: 4, Timeout: time.Hour, MaxAttempts: 1},
+		{Name: "prod", Kind: notify.Webhook, URL: fine.URL, Secret: secret, Events: []string{"ask"}, Filter: notify.Filter{SessionPrefix: "prod-"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := n.Start(t.Context())
+	defer stop()
+	tr.ask("dev-1", "make")
+	<-held // the stuck sink holds its first event
+	for i := range 20 {
+		tr.ask([]string{"dev-2", "prod-1"}[i%2], "make")
+	}
+	// One held, four queued: the other 16 are dropped.
+	c.await(t, "the stuck sink's drops", func(_, _, dropped map[string]int) bool { return dropped["stuck queue_full"] == 16 })
+	c.await(t, "the filtered sink", func(sent, _, _ map[string]int) bool { return sent["prod"] == 10 })
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range prod {
+		if s != "prod-1" {
+			t.Fatalf("the prod- sink got an ask of %s", s)
+		}
+	}
+}
+
+// A command sink runs its program, without a shell, with the event on
+// standard input; a program that fails is tried again, then dropped.
+func TestCommandSink(t *testing.T) {
+	tr := newTrail(t)
+	out := filepath.Join(t.TempDir(), "event.json")
+	c := newCounts()
+	n, err := notify.New(notify.Options{Feed: tr.hub, Observer: c, ConsoleURL: "https://pdp.example", Sinks: []notify.Sink{
+		{Name: "desk", Kind: notify.Command, Command: []string{"sh", "-c", `cat > "$0"`, out}, Events: []string{"ask"}},
+		{Name: "broken", Kind: notify.Command, Command: []string{"sh", "-c", "exit 3"}, Events: []string{"ask"}, MaxAttempts: 2, Backoff: time.Millisecond},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := n.Start(t.Context())
+	defer stop()
+	id := tr.ask("s", "git push")
+	c.await(t, "the command sinks", func(sent, failed, dropped map[string]int) bool {
+		return sent["desk"] == 1 && failed["broken"] == 2 && dropped["broken gave_up"] == 1
+	})
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev struct {
+		Event    string
+		Decision struct {
+			DecisionID string `json:"decision_id"`
+			Args       map[string]any
+		}
+		ConsoleURL string `json:"console_url"`
+		SentAt     string `json:"sent_at"`
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil || ev.Event != "ask" || ev.Decision.DecisionID != id || ev.Decision.Args["command"] != "git push" ||
+		ev.ConsoleURL != "https://pdp.example/ui/?ask="+id+"#inbox" || ev.SentAt == "" {
+		t.Fatalf("the program read %s (%v)", raw, err)
+	}
+}
+
+// Bad sinks are refused with a message naming what is wrong.
+func TestSinkChecks(t *testing.T) {
+	hub := newTrail(t).hub
+	for name, s := range map[string]notify.Sink{
+		"no name":           {Kind: notify.Slack, URL: "https://hooks.slack.com/x", Events: []string{"ask"}},
+		"unknown kind":      {Name: "a", Kind: "email", Events: []string{"ask"}},
+		"webhook no secret": {Name: "a", Kind: notify.Webhook, URL: "https://x.example", Events: []string{"ask"}},
+		"not http":          {Name: "a", Kind: notify.Slack, URL: "file:///etc/passwd", Events: []string{"ask"}},
+		"unknown event":     {Name: "a", Kind: notify.Slack, URL: "https://x.example", Events: []string{"policy"}},
+		"no events":         {Name: "a", Kind: notify.Slack, URL: "https://x.example"},
+		"command no argv":   {Name: "a", Kind: notify.Command, Events: []string{"ask"}},
+	} {
+		if _, err := notify.New(notify.Options{Feed: hub, Sinks: []notify.Sink{s}}); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := notify.SecretFrom("PDP_TEST_NO_SUCH_SECRET", os.Getenv); err == nil {
+		t.Error("a missing secret was accepted")
+	}
+}

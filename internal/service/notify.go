@@ -1,0 +1,60 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/toolperm/pdp/adapters/notify"
+	"github.com/toolperm/pdp/feed"
+	"github.com/toolperm/pdp/internal/config"
+)
+
+// newNotifier builds the notifications cfg.Notify describes, or nil
+// without sinks. A store shared by replicas hands each event to one of
+// them.
+func newNotifier(cfg config.Config, store Database, changes feed.Feed, observer notify.Observer, logger *slog.Logger) (*notify.Notifier, error) {
+	if len(cfg.Notify.Sinks) == 0 {
+		return nil, nil
+	}
+	opts := notify.Options{Feed: changes, Observer: observer, Logger: logger,
+		ConsoleURL: strings.TrimSuffix(cfg.Notify.ConsoleURL, "/")}
+	if opts.ConsoleURL == "" {
+		opts.ConsoleURL = "http://" + cfg.Server.Addr
+	}
+	if _, shared := store.(changeSource); shared {
+		if claims, ok := store.(notify.Claims); ok {
+			opts.Claims = claims
+		}
+	}
+	for _, c := range cfg.Notify.Sinks {
+		s := notify.Sink{Name: c.Name, Kind: c.Kind, URL: c.URL, Command: c.Command, Events: c.Events,
+			Filter:  notify.Filter{SessionPrefix: c.Filter.SessionPrefix, CapabilityPrefix: c.Filter.CapabilityPrefix, Source: c.Filter.Source},
+			Timeout: c.Timeout, MaxAttempts: c.MaxAttempts, Backoff: c.Backoff, Queue: c.Queue}
+		if c.Kind == notify.Webhook || c.SecretEnv != "" {
+			secret, err := notify.SecretFrom(c.SecretEnv, os.Getenv)
+			if err != nil {
+				return nil, fmt.Errorf("config notify.sinks %s: %w", c.Name, err)
+			}
+			s.Secret = secret
+		}
+		opts.Sinks = append(opts.Sinks, s)
+	}
+	n, err := notify.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("config notify.sinks: %w", err)
+	}
+	logger.Info("notifications on", "sinks", len(opts.Sinks), "console", opts.ConsoleURL)
+	return n, nil
+}
+
+// startNotifier starts n (subscribed when it returns); stop ends it
+// and waits, so it is called before the store closes.
+func startNotifier(ctx context.Context, n *notify.Notifier) (stop func()) {
+	if n == nil {
+		return func() {}
+	}
+	return n.Start(ctx)
+}
