@@ -129,6 +129,9 @@ func (o Options) server(ctx context.Context, c Call) (Verdict, error) {
 	if a.Allows() {
 		return Verdict{Decision: api.Allow, DecisionID: d.DecisionID, Reason: fmt.Sprintf("toolperm: allowed by a person (%s, %s) — decision %s", a.Channel, a.Answer, d.DecisionID)}, nil
 	}
+	if a.Answer == api.Expired {
+		return Verdict{Decision: api.Deny, DecisionID: d.DecisionID, Reason: fmt.Sprintf("toolperm: denied: nobody answered the ask in time (it expired) — decision %s", d.DecisionID)}, nil
+	}
 	return Verdict{Decision: api.Deny, DecisionID: d.DecisionID, Reason: fmt.Sprintf("toolperm: denied by a person (%s) — decision %s", a.Channel, d.DecisionID)}, nil
 }
 

@@ -211,3 +211,49 @@ func TestSinkChecks(t *testing.T) {
 		t.Error("a missing secret was accepted")
 	}
 }
+
+// An answer and an expiry are events of their own kinds: the sink that
+// asks for "expired" only gets the asks the PDP answered itself.
+func TestExpiredIsItsOwnEvent(t *testing.T) {
+	tr := newTrail(t)
+	got := make(chan notify.Event, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev notify.Event
+		_ = json.NewDecoder(r.Body).Decode(&ev)
+		got <- ev
+	}))
+	defer srv.Close()
+	n, err := notify.New(notify.Options{Feed: tr.hub, Sinks: []notify.Sink{
+		{Name: "late", Kind: notify.Webhook, URL: srv.URL, Secret: []byte("0123456789abcdef"), Events: []string{"expired"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Start(t.Context())()
+	answered, left := tr.ask("s", "make a"), tr.ask("s", "make b")
+	if _, err := tr.store.AnswerDecision(t.Context(), answered, api.DenyAnswer, "console"); err != nil {
+		t.Fatal(err)
+	}
+	tr.hub.Changed()
+	if ids, _, err := tr.store.ExpireAsks(t.Context(), time.Now().Add(time.Hour), 10); err != nil || len(ids) != 1 || ids[0] != left {
+		t.Fatalf("expired %v, %v", ids, err)
+	}
+	tr.hub.Changed()
+	select {
+	case ev := <-got:
+		var d struct {
+			DecisionID string `json:"decision_id"`
+			Answer     struct{ Answer, Channel string }
+		}
+		if err := json.Unmarshal(ev.Decision, &d); err != nil || ev.Event != "expired" || d.DecisionID != left || d.Answer.Answer != "expired" || d.Answer.Channel != "pdp" {
+			t.Fatalf("the expired event: %+v %s (%v)", ev, ev.Decision, err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no expired event")
+	}
+	select {
+	case ev := <-got:
+		t.Fatalf("a second event: %+v", ev)
+	default:
+	}
+}
