@@ -155,7 +155,8 @@ func (s *Server) routes(e *echo.Echo) {
 	e.DELETE("/v1/sessions/:id/grants/:gid", s.deleteGrant, s.require(User))
 	e.GET("/v1/decisions", s.listDecisions, s.require(User, Auditor))
 	e.GET("/v1/decisions/:id", s.getDecision, s.require(anyone...))
-	e.POST("/v1/decisions/:id/answer", s.answer, s.require(User))
+	e.POST("/v1/decisions/:id/answer", s.answer, s.ticketOr(s.require(User)))
+	e.GET("/v1/decisions/:id/answer", s.confirmTicket) // ?ticket=: the ticket is the credential (tickets.go)
 	e.POST("/v1/decisions/by-tool-use/:id/outcome", s.outcome, s.require(Dispatcher))
 	// Each agent's own hook input and output; every failure, a refused
 	// token included, is answered as the agent's deny (hooks.go).

@@ -22,7 +22,11 @@ type Event struct {
 	Decision   json.RawMessage `json:"decision,omitempty"`
 	Session    json.RawMessage `json:"session,omitempty"`
 	ConsoleURL string          `json:"console_url,omitempty"`
-	SentAt     string          `json:"sent_at"`
+	// AnswerLinks are one-time links, by answer, that answer the ask
+	// (GET shows a confirmation page; its POST answers), for a sink with
+	// answer_links.
+	AnswerLinks map[string]string `json:"answer_links,omitempty"`
+	SentAt      string            `json:"sent_at"`
 
 	decision *api.Event // for filters and the Slack text
 }

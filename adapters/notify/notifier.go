@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"sync"
 	"time"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -42,6 +44,15 @@ type Options struct {
 	ConsoleURL string
 	Observer   Observer
 	Logger     *slog.Logger
+	// Tickets issues the answer links of the sinks that want them, valid
+	// for TicketTTL after the ask (asks.expire_after).
+	Tickets   TicketIssuer
+	TicketTTL time.Duration
+}
+
+// TicketIssuer makes one-time answer tickets (pdp.TicketStore).
+type TicketIssuer interface {
+	IssueTickets(ctx context.Context, decisionID, sink string, answers []string, expires time.Time) (map[string]string, error)
 }
 
 // Notifier delivers the feed's changes to the sinks.
@@ -67,6 +78,9 @@ func New(opts Options) (*Notifier, error) {
 		s := opts.Sinks[i]
 		if err := s.Check(); err != nil {
 			return nil, err
+		}
+		if s.AnswerLinks && (opts.Tickets == nil || opts.TicketTTL <= 0 || opts.ConsoleURL == "") {
+			return nil, fmt.Errorf("sink %s: answer_links need the store's tickets, an expiry and the console's URL", s.Name)
 		}
 		if seen[s.Name] {
 			return nil, fmt.Errorf("sink %s: the name is taken by another sink", s.Name)
@@ -223,6 +237,14 @@ func (w *worker) send(ctx context.Context, ev *Event) {
 			return // another replica's
 		}
 	}
+	if ev.Event == EventAsk && w.sink.AnswerLinks {
+		linked, err := w.withLinks(ctx, ev)
+		if err != nil {
+			log.Error("notification: issuing its answer links failed; sending it without", "err", err)
+		} else {
+			ev = linked
+		}
+	}
 	backoff := w.sink.Backoff
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, w.sink.Timeout)
@@ -271,3 +293,23 @@ type nopObserver struct{}
 func (nopObserver) NotifySent(string)            {}
 func (nopObserver) NotifyFailed(string)          {}
 func (nopObserver) NotifyDropped(string, string) {}
+
+// withLinks is ev with one-time answer links: allow_once and deny, and
+// the grants where the sink allows them and the call is grantable.
+func (w *worker) withLinks(ctx context.Context, ev *Event) (*Event, error) {
+	d := ev.decision
+	answers := []string{api.AllowOnce, api.DenyAnswer}
+	if w.sink.AllowGrants && d.Grantable {
+		answers = append(answers, api.AllowSession, api.AllowProject)
+	}
+	tickets, err := w.n.opts.Tickets.IssueTickets(ctx, d.DecisionID, w.sink.Name, answers, d.Time.Add(w.n.opts.TicketTTL))
+	if err != nil {
+		return nil, err
+	}
+	linked := *ev
+	linked.AnswerLinks = map[string]string{}
+	for answer, t := range tickets {
+		linked.AnswerLinks[answer] = w.n.opts.ConsoleURL + "/v1/decisions/" + url.PathEscape(d.DecisionID) + "/answer?ticket=" + url.QueryEscape(t)
+	}
+	return &linked, nil
+}

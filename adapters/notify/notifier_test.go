@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -256,4 +257,83 @@ func TestExpiredIsItsOwnEvent(t *testing.T) {
 		t.Fatalf("a second event: %+v", ev)
 	default:
 	}
+}
+
+// Answer links: an ask carries one link per answer it may take — only
+// allow_once and deny, unless the sink allows grants and the call is
+// grantable — each a ticket for that answer and that sink only.
+func TestAnswerLinksInAsks(t *testing.T) {
+	tr := newTrail(t)
+	got := make(chan map[string]any, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		body["path"] = r.URL.Path
+		got <- body
+	}))
+	defer srv.Close()
+	secret := []byte("0123456789abcdef")
+	n, err := notify.New(notify.Options{Feed: tr.hub, Tickets: tr.store, TicketTTL: time.Hour, ConsoleURL: "https://pdp.example", Sinks: []notify.Sink{
+		{Name: "plain", Kind: notify.Webhook, URL: srv.URL + "/plain", Secret: secret, Events: []string{"ask"}, AnswerLinks: true},
+		{Name: "grants", Kind: notify.Webhook, URL: srv.URL + "/grants", Secret: secret, Events: []string{"ask"}, AnswerLinks: true, AllowGrants: true},
+		{Name: "slack", Kind: notify.Slack, URL: srv.URL + "/slack", Events: []string{"ask"}, AnswerLinks: true},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Start(t.Context())()
+	id := tr.grantableAsk("s", "git status")
+	bySink := map[string]map[string]any{}
+	for range 3 {
+		select {
+		case b := <-got:
+			bySink[b["path"].(string)] = b
+		case <-time.After(20 * time.Second):
+			t.Fatalf("got %v", bySink)
+		}
+	}
+	for sink, want := range map[string][]string{"plain": {"allow_once", "deny"}, "grants": {"allow_once", "allow_project", "allow_session", "deny"}} {
+		links, _ := bySink["/"+sink]["answer_links"].(map[string]any)
+		if len(links) != len(want) {
+			t.Fatalf("%s links: %v, want %v", sink, links, want)
+		}
+		for _, answer := range want {
+			link, _ := links[answer].(string)
+			ticket, ok := strings.CutPrefix(link, "https://pdp.example/v1/decisions/"+id+"/answer?ticket=")
+			if !ok {
+				t.Fatalf("%s %s link %q", sink, answer, link)
+			}
+			tk, err := tr.store.PeekTicket(t.Context(), ticket, id)
+			if err != nil || tk.Answer != answer || tk.Sink != sink || !tk.Expires.After(time.Now()) {
+				t.Fatalf("%s %s ticket: %+v %v", sink, answer, tk, err)
+			}
+		}
+	}
+	blocks, _ := json.Marshal(bySink["/slack"]["blocks"])
+	for _, want := range []string{"Allow once…", "Deny…", "/answer?ticket="} {
+		if !strings.Contains(string(blocks), want) {
+			t.Fatalf("the Slack message lacks %q: %s", want, blocks)
+		}
+	}
+	if strings.Contains(string(blocks), "Allow for the session") {
+		t.Fatalf("a grant button without allow_grants: %s", blocks)
+	}
+}
+
+// grantableAsk records an ask a person may answer allow_session.
+func (tr *trail) grantableAsk(session, command string) string {
+	tr.t.Helper()
+	at := time.Now()
+	capability, fp := "shell.exec", command
+	ev := pdp.AuditRecord{Decision: api.Decision{DecisionID: pdp.NewDecisionID(at), Decision: api.Ask, Source: "level", Rule: "LEVEL_shell.exec",
+		Reason: "asks", Capability: &capability, Fingerprint: &fp, Grantable: true}, SessionID: session, Time: at,
+		Request: api.DecideRequest{Tool: "shell", Args: map[string]any{"command": command}}}
+	if _, err := tr.store.EnsureSession(tr.t.Context(), api.Session{ID: session, PermissionLevel: api.ReadOnly, Mode: api.OnDemand, ExecutionMode: api.Local}); err != nil {
+		tr.t.Fatal(err)
+	}
+	if err := tr.store.Record(tr.t.Context(), ev); err != nil {
+		tr.t.Fatal(err)
+	}
+	tr.hub.Changed()
+	return ev.Decision.DecisionID
 }

@@ -75,6 +75,11 @@ type Sink struct {
 	// (defaults DefaultQueue and DefaultQueueBytes).
 	Queue      int
 	QueueBytes int
+	// AnswerLinks puts one-time answer links for allow_once and deny in
+	// each ask (Options.Tickets); AllowGrants adds allow_session and
+	// allow_project for a grantable call.
+	AnswerLinks bool
+	AllowGrants bool
 }
 
 var sinkName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
@@ -126,6 +131,9 @@ func (s *Sink) Check() error {
 		if !slices.Contains(Events, ev) {
 			return fmt.Errorf("sink %s: event %q: want %s", s.Name, ev, strings.Join(Events, ", "))
 		}
+	}
+	if s.AllowGrants && !s.AnswerLinks {
+		return fmt.Errorf("sink %s: allow_grants needs answer_links", s.Name)
 	}
 	if s.Timeout < 0 || s.MaxAttempts < 0 || s.Backoff < 0 || s.Queue < 0 || s.QueueBytes < 0 {
 		return fmt.Errorf("sink %s: timeout, max_attempts, backoff and the queue bounds must not be negative", s.Name)

@@ -94,7 +94,13 @@ func slackMessage(ev *Event) slackBody {
 		if ev.Event == EventAsk {
 			label = "Answer in the console"
 		}
-		blocks = append(blocks, slackBlock{Type: "actions", Elements: []slackElement{{Type: "button", Text: slackText{Type: "plain_text", Text: label}, URL: ev.ConsoleURL}}})
+		elements := []slackElement{{Type: "button", Text: slackText{Type: "plain_text", Text: label}, URL: ev.ConsoleURL}}
+		for _, answer := range []string{api.AllowOnce, api.AllowSession, api.AllowProject, api.DenyAnswer} {
+			if link := ev.AnswerLinks[answer]; link != "" {
+				elements = append(elements, slackElement{Type: "button", Text: slackText{Type: "plain_text", Text: answerLabels[answer]}, URL: link})
+			}
+		}
+		blocks = append(blocks, slackBlock{Type: "actions", Elements: elements})
 	}
 	return slackBody{Text: "toolperm: " + escape(title), Blocks: blocks}
 }
@@ -144,4 +150,10 @@ func cut(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// answerLabels name the answer links' buttons; each opens the PDP's
+// confirmation page, which answers only when confirmed.
+var answerLabels = map[string]string{
+	api.AllowOnce: "Allow once…", api.AllowSession: "Allow for the session…", api.AllowProject: "Allow for the project…", api.DenyAnswer: "Deny…",
 }

@@ -33,6 +33,7 @@ INSERT INTO change_counter (last) VALUES (0);
 	6: types.Render(schema.PendingAsks),
 	7: types.Render(schema.AskWaiters),
 	8: types.Render(schema.NotifyClaims),
+	9: types.Render(schema.AnswerTickets),
 }
 
 // types are PostgreSQL's words for the schema's column types.

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -29,13 +30,14 @@ const notifySecret = "test-secret-0123456789"
 
 // delivered is one event a webhook receiver got, its signature checked.
 type delivered struct {
-	Event      string     `json:"event"`
-	ID         int64      `json:"id"`
-	Decision   *api.Event `json:"decision"`
-	Session    *api.Session
-	ConsoleURL string `json:"console_url"`
-	SentAt     string `json:"sent_at"`
-	at         time.Time
+	Event       string     `json:"event"`
+	ID          int64      `json:"id"`
+	Decision    *api.Event `json:"decision"`
+	Session     *api.Session
+	ConsoleURL  string            `json:"console_url"`
+	AnswerLinks map[string]string `json:"answer_links"`
+	SentAt      string            `json:"sent_at"`
+	at          time.Time
 }
 
 // receiver is a webhook endpoint that checks every POST as the docs tell
@@ -157,7 +159,7 @@ func TestNotificationsReachPeople(t *testing.T) {
 	}
 	failing := "      events: [ask]\n      timeout: 300ms\n      max_attempts: 2\n      backoff: 10ms\n"
 	cfg := writeConfig(t, dir, "notify:\n  console_url: https://pdp.example:8181/\n  sinks:\n"+
-		sink("ops", good.srv.URL, "      events: [ask, answer, expired, level]\n")+
+		sink("ops", good.srv.URL, "      events: [ask, answer, expired, level]\n      answer_links: true\n")+
 		sink("down", down, failing)+sink("slow", slow.URL, failing)+sink("five", five.URL, failing))
 	url := startCmd(t, serveProcess(filepath.Join(dir, "pdp.db"), cfg, "PDP_TEST_NOTIFY_SECRET="+notifySecret))
 
@@ -183,8 +185,25 @@ func TestNotificationsReachPeople(t *testing.T) {
 	}
 	t.Logf("20 decisions while three sinks failed: the slowest took %v", worst)
 
-	if code := call(t, "POST", url+"/v1/decisions/"+ask.DecisionID+"/answer", `{"answer":"deny","channel":"console"}`, nil); code != http.StatusOK {
-		t.Fatalf("answer: %d", code)
+	// The deny link: its page answers nothing, its form's POST does.
+	deny, ok := strings.CutPrefix(ev.AnswerLinks["deny"], "https://pdp.example:8181")
+	if !ok || len(ev.AnswerLinks) != 2 || ev.AnswerLinks["allow_once"] == "" {
+		t.Fatalf("answer links %v: want allow_once and deny, no grant (allow_grants is off)", ev.AnswerLinks)
+	}
+	for _, method := range []string{"GET", "POST"} {
+		req, _ := http.NewRequest(method, url+deny, nil)
+		req.Header.Set("Accept", "text/html")
+		req.Header.Set("Origin", url)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s of the deny link: %v %v", method, resp, err)
+		}
+		resp.Body.Close()
+		var rec api.Event
+		call(t, "GET", url+"/v1/decisions/"+ask.DecisionID, "", &rec)
+		if answered := rec.Answer != nil; answered != (method == "POST") {
+			t.Fatalf("after the %s the answer is %+v", method, rec.Answer)
+		}
 	}
 	if code := call(t, "PATCH", url+"/v1/sessions/nt", `{"permission_level":"READ_WRITE"}`, nil); code != http.StatusOK {
 		t.Fatalf("level: %d", code)
@@ -192,7 +211,7 @@ func TestNotificationsReachPeople(t *testing.T) {
 	got = good.await("the answer and the level", func(got []delivered) bool {
 		return find(got, "answer", ask.DecisionID) != nil && find(got, "level", "") != nil
 	})
-	if a := find(got, "answer", ask.DecisionID); a.Decision.Answer == nil || a.Decision.Answer.Answer != "deny" {
+	if a := find(got, "answer", ask.DecisionID); a.Decision.Answer == nil || a.Decision.Answer.Answer != "deny" || a.Decision.Answer.Channel != "ops" {
 		t.Fatalf("the answer event: %+v", a)
 	}
 	if l := find(got, "level", ""); l.Session == nil || l.Session.ID != "nt" || l.Session.PermissionLevel != "READ_WRITE" {

@@ -66,6 +66,10 @@ type NotifySink struct {
 	MaxAttempts int           `yaml:"max_attempts"`
 	Backoff     time.Duration `yaml:"backoff"`
 	Queue       int           `yaml:"queue"`
+	// AnswerLinks puts one-time answer links (allow_once, deny) in each
+	// ask; AllowGrants adds allow_session and allow_project.
+	AnswerLinks bool `yaml:"answer_links"`
+	AllowGrants bool `yaml:"allow_grants"`
 }
 
 // NotifyFilter selects a sink's events; empty fields select everything.

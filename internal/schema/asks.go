@@ -39,3 +39,18 @@ CREATE TABLE notify_claims (
 );
 CREATE INDEX notify_claims_time ON notify_claims(claimed_at);
 `
+
+// AnswerTickets are the one-time answer links of notifications: the
+// SHA-256 of each ticket, the one decision and answer it is for, the sink
+// that sent it, when it expires and when it was used.
+const AnswerTickets = `
+CREATE TABLE answer_tickets (
+	hash        TEXT PRIMARY KEY,
+	decision_id TEXT NOT NULL,
+	answer      TEXT NOT NULL,
+	sink        TEXT NOT NULL,
+	expires     {time} NOT NULL,
+	used_at     {time}
+);
+CREATE INDEX answer_tickets_expires ON answer_tickets(expires);
+`

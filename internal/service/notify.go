@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/toolperm/pdp/adapters/notify"
 	"github.com/toolperm/pdp/feed"
@@ -24,6 +25,15 @@ func newNotifier(cfg config.Config, store Database, changes feed.Feed, observer 
 	if opts.ConsoleURL == "" {
 		opts.ConsoleURL = "http://" + cfg.Server.Addr
 	}
+	// An answer link expires with its ask; where asks never expire, after
+	// a week.
+	opts.TicketTTL = cfg.Asks.ExpireAfter
+	if opts.TicketTTL <= 0 {
+		opts.TicketTTL = 7 * 24 * time.Hour
+	}
+	if tickets, ok := store.(notify.TicketIssuer); ok {
+		opts.Tickets = tickets
+	}
 	if _, shared := store.(changeSource); shared {
 		if claims, ok := store.(notify.Claims); ok {
 			opts.Claims = claims
@@ -32,7 +42,7 @@ func newNotifier(cfg config.Config, store Database, changes feed.Feed, observer 
 	for _, c := range cfg.Notify.Sinks {
 		s := notify.Sink{Name: c.Name, Kind: c.Kind, URL: c.URL, Command: c.Command, Events: c.Events,
 			Filter:  notify.Filter{SessionPrefix: c.Filter.SessionPrefix, CapabilityPrefix: c.Filter.CapabilityPrefix, Source: c.Filter.Source},
-			Timeout: c.Timeout, MaxAttempts: c.MaxAttempts, Backoff: c.Backoff, Queue: c.Queue}
+			Timeout: c.Timeout, MaxAttempts: c.MaxAttempts, Backoff: c.Backoff, Queue: c.Queue, AnswerLinks: c.AnswerLinks, AllowGrants: c.AllowGrants}
 		if c.Kind == notify.Webhook || c.SecretEnv != "" {
 			secret, err := notify.SecretFrom(c.SecretEnv, os.Getenv)
 			if err != nil {

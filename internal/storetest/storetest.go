@@ -31,6 +31,7 @@ type Store interface {
 	feed.ChangeLog
 	pdp.AskExpirer
 	pdp.WaitingStore
+	pdp.TicketStore
 	// EndWaits removes the waits this store recorded (its server stops).
 	EndWaits(ctx context.Context) error
 	// ClaimDelivery hands a notification to one replica (notify.Claims).
@@ -72,6 +73,7 @@ func Run(t *testing.T, open Open) {
 		{"expiry races answers", testExpiryRace},
 		{"who waits", testWaiting},
 		{"notification claims", testClaims},
+		{"answer link tickets", testTickets},
 		{"writable", func(t *testing.T, s Store) {
 			if err := s.Writable(t.Context()); err != nil {
 				t.Fatal(err)

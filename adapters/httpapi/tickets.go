@@ -1,0 +1,159 @@
+package httpapi
+
+import (
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/pdp"
+)
+
+// Answer links: a notification may carry /v1/decisions/{id}/answer?ticket=…
+// links, one per answer. The ticket is the credential, for one answer to
+// one decision, once: a GET shows a page that says what the answer does
+// and asks to confirm (a GET never answers: link previews fetch it), the
+// POST of its form answers, with the sink's name as the channel. The
+// console's same-origin rule applies to the POST like to any other.
+
+// ticketOr routes a request with ?ticket= to the ticket's answer and any
+// other through the role check.
+func (s *Server) ticketOr(roles echo.MiddlewareFunc) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		checked := roles(next)
+		return func(c echo.Context) error {
+			if c.QueryParams().Has("ticket") {
+				return s.answerByTicket(c)
+			}
+			return checked(c)
+		}
+	}
+}
+
+// answerByTicket uses the ticket and records its answer.
+func (s *Server) answerByTicket(c echo.Context) error {
+	ts, ok := s.cfg.Store.(pdp.TicketStore)
+	if !ok {
+		return fail(http.StatusNotFound, "not_found", "this server issues no answer links")
+	}
+	id, ctx := c.Param("id"), c.Request().Context()
+	t, err := ts.UseTicket(ctx, c.QueryParam("ticket"), id)
+	if err != nil {
+		return s.refuseTicket(c, err)
+	}
+	rec, err := s.cfg.Store.AnswerDecision(ctx, id, t.Answer, t.Sink)
+	if err != nil {
+		if wantsPage(c) {
+			ae := classify(err)
+			return s.ticketPage(c, ae.Status, pageData{Title: "Not answered", Message: ae.Message})
+		}
+		return err
+	}
+	s.waiters.notify(id)
+	s.changed()
+	c.Set(decisionIDKey, id)
+	if wantsPage(c) {
+		return s.ticketPage(c, http.StatusOK, pageData{Title: "Answered: " + t.Answer, Event: &rec, Message: "Recorded as " + t.Answer + " (" + t.Sink + "). A runtime waiting on it has the answer."})
+	}
+	return c.JSON(http.StatusOK, rec)
+}
+
+// confirmTicket is GET /v1/decisions/{id}/answer?ticket=…: the page that
+// asks to confirm. It changes nothing.
+func (s *Server) confirmTicket(c echo.Context) error {
+	ts, ok := s.cfg.Store.(pdp.TicketStore)
+	if !ok {
+		return fail(http.StatusNotFound, "not_found", "this server issues no answer links")
+	}
+	id, ctx := c.Param("id"), c.Request().Context()
+	t, err := ts.PeekTicket(ctx, c.QueryParam("ticket"), id)
+	if err != nil {
+		return s.refuseTicket(c, err)
+	}
+	rec, err := s.cfg.Store.Decision(ctx, id)
+	if err != nil {
+		return storeUnavailable(err)
+	}
+	d := pageData{Title: "Answer " + t.Answer + "?", Event: &rec, Answer: t.Answer,
+		Action: "/v1/decisions/" + url.PathEscape(id) + "/answer?ticket=" + url.QueryEscape(c.QueryParam("ticket"))}
+	switch {
+	case rec.Answer != nil:
+		d.Title, d.Action, d.Message = "Already answered", "", "It was answered "+rec.Answer.Answer+" ("+rec.Answer.Channel+")."
+	case t.Answer == api.AllowSession || t.Answer == api.AllowProject:
+		d.Message = "This grants the call's fingerprint " + map[string]string{api.AllowSession: "for the session", api.AllowProject: "to every session of the project"}[t.Answer] + " until the grant is revoked."
+	}
+	return s.ticketPage(c, http.StatusOK, d)
+}
+
+// refuseTicket answers a ticket that is not good — forged (or another
+// decision's), used, expired — with 403, recorded as an access event.
+func (s *Server) refuseTicket(c echo.Context, err error) error {
+	reason, code := "", ""
+	switch {
+	case errors.Is(err, pdp.ErrTicketForged):
+		reason, code = "forged answer link", "invalid_ticket"
+	case errors.Is(err, pdp.ErrTicketUsed):
+		reason, code = "used answer link", "ticket_used"
+	case errors.Is(err, pdp.ErrTicketExpired):
+		reason, code = "expired answer link", "ticket_expired"
+	default:
+		return storeUnavailable(err)
+	}
+	s.refuse(c, http.StatusForbidden, "", reason)
+	if wantsPage(c) {
+		return s.ticketPage(c, http.StatusForbidden, pageData{Title: "Refused", Message: err.Error() + "."})
+	}
+	return fail(http.StatusForbidden, code, "%v", err)
+}
+
+// wantsPage says whether the caller is a browser.
+func wantsPage(c echo.Context) bool {
+	return strings.Contains(c.Request().Header.Get("Accept"), "text/html")
+}
+
+type pageData struct {
+	Title, Message, Answer, Action string
+	Event                          *api.Event
+}
+
+// Call is what the page shows of the call: its command, else its path,
+// else its arguments.
+func (d pageData) Call() string {
+	if d.Event == nil {
+		return ""
+	}
+	for _, key := range []string{"command", "file_path", "path", "notebook_path", "url"} {
+		if v, ok := d.Event.Args[key].(string); ok && v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func (s *Server) ticketPage(c echo.Context, status int, d pageData) error {
+	var b strings.Builder
+	if err := ticketTemplate.Execute(&b, d); err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	c.Response().Header().Set("Referrer-Policy", "no-referrer")
+	return c.HTML(status, b.String())
+}
+
+// ticketTemplate escapes everything it shows: the call is the model's.
+var ticketTemplate = template.Must(template.New("ticket").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>toolperm: {{.Title}}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}pre{white-space:pre-wrap;background:#f3f3f3;padding:.6rem}button{font-size:1rem;padding:.4rem 1rem}</style>
+</head><body>
+<h1>{{.Title}}</h1>
+{{with .Event}}<p>Session <code>{{.SessionID}}</code>, {{if .Capability}}<code>{{.Capability}}</code>{{else}}<code>{{.Tool}}</code>{{end}}, rule <code>{{.Rule}}</code>.</p>
+<p>{{.Reason}}</p>{{end}}
+{{with .Call}}<pre>{{.}}</pre>{{end}}
+{{with .Message}}<p>{{.}}</p>{{end}}
+{{if .Action}}<form method="post" action="{{.Action}}"><button type="submit" id="confirm">Confirm: {{.Answer}}</button></form>{{end}}
+</body></html>
+`))
