@@ -20,13 +20,9 @@ const (
 // person's answer ends the wait: a runtime's outcome is no answer.
 func (s *Server) getDecision(c echo.Context) error {
 	id := c.Param("id")
-	var wait time.Duration
-	if w := c.QueryParam("wait"); w != "" {
-		d, err := time.ParseDuration(w)
-		if err != nil || d < 0 {
-			return fail(http.StatusBadRequest, "invalid_wait", "wait must be a duration such as 30s, got %q", w)
-		}
-		wait = min(d, s.cfg.MaxWait)
+	wait, err := s.waitParam(c)
+	if err != nil {
+		return err
 	}
 	ctx := c.Request().Context()
 	// Register before reading, so an answer between the read and the
@@ -168,4 +164,18 @@ func (s *Server) listDecisions(c echo.Context) error {
 		page.NextBefore = list[len(list)-1].DecisionID
 	}
 	return c.JSON(http.StatusOK, page)
+}
+
+// waitParam is a request's ?wait= (how long to hold an unanswered ask),
+// capped at server.max_wait; none is 0.
+func (s *Server) waitParam(c echo.Context) (time.Duration, error) {
+	w := c.QueryParam("wait")
+	if w == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(w)
+	if err != nil || d < 0 {
+		return 0, fail(http.StatusBadRequest, "invalid_wait", "wait must be a duration such as 30s, got %q", w)
+	}
+	return min(d, s.cfg.MaxWait), nil
 }

@@ -95,13 +95,9 @@ func (s *Server) hook(c echo.Context) error {
 	if err != nil {
 		return fail(http.StatusBadRequest, "invalid_event", "%v", err)
 	}
-	var wait time.Duration
-	if w := c.QueryParam("wait"); w != "" {
-		d, err := time.ParseDuration(w)
-		if err != nil || d < 0 {
-			return fail(http.StatusBadRequest, "invalid_wait", "wait must be a duration such as 30s, got %q", w)
-		}
-		wait = min(d, s.cfg.MaxWait)
+	wait, err := s.waitParam(c)
+	if err != nil {
+		return err
 	}
 	o := hookflow.Options{PDP: serverPDP{s: s, c: c}, ConsoleURL: c.Scheme() + "://" + c.Request().Host + "/ui/",
 		Timeout: hookDecisionTimeout, Wait: wait, CanAsk: a.canAsk(call)}
