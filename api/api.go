@@ -210,6 +210,11 @@ type Answer struct {
 	Channel    string    `json:"channel"`
 	AnsweredAt time.Time `json:"answered_at"`
 	GrantID    int64     `json:"grant_id,omitempty"`
+	// AnsweredBy names the token of the person who answered ("anonymous"
+	// where no tokens are configured); for an answer through a
+	// notification's link, "link:" and the sink's name; empty for asks
+	// answered before it was recorded and for the PDP's own expiry.
+	AnsweredBy string `json:"answered_by,omitempty"`
 	// ReportedBy is never set by this server. Servers from before
 	// outcomes were kept apart recorded a runtime's outcome as an answer
 	// naming the token that reported it here: such an answer is no

@@ -36,8 +36,8 @@ type Suggestion struct {
 type SuggestionEvidence struct {
 	Allows   int `json:"allows"`
 	Sessions int `json:"sessions"`
-	// People is how many distinct answering tokens allowed; 0 while the
-	// trail does not record who answered.
+	// People is how many distinct answering tokens allowed (answers
+	// recorded before the trail kept who answered count for none).
 	People  int `json:"people"`
 	Denies  int `json:"denies"`
 	Expired int `json:"expired"`

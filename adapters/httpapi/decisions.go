@@ -105,7 +105,7 @@ func (s *Server) answer(c echo.Context) error {
 		return fail(http.StatusBadRequest, "invalid_channel", "channel must be at most 64 characters")
 	}
 	id := c.Param("id")
-	rec, err := s.cfg.Store.AnswerDecision(c.Request().Context(), id, b.Answer, b.Channel)
+	rec, err := s.cfg.Store.AnswerDecision(c.Request().Context(), id, b.Answer, b.Channel, callerOf(c).name)
 	if err != nil {
 		return err
 	}

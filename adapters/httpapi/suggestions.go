@@ -173,7 +173,7 @@ func (s *Server) acceptSuggestion(c echo.Context) error {
 	if d.Decision != api.Ask {
 		return fail(http.StatusConflict, "nothing_to_accept", "%q is %s in session %q (%s), not an ask", b.Pattern, d.Decision, b.SessionID, d.Reason)
 	}
-	rec, err := s.cfg.Store.AnswerDecision(ctx, d.DecisionID, api.AllowProject, suggest.AcceptChannel)
+	rec, err := s.cfg.Store.AnswerDecision(ctx, d.DecisionID, api.AllowProject, suggest.AcceptChannel, callerOf(c).name)
 	if err != nil {
 		return err
 	}

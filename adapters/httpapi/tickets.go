@@ -44,7 +44,7 @@ func (s *Server) answerByTicket(c echo.Context) error {
 	if err != nil {
 		return s.refuseTicket(c, err)
 	}
-	rec, err := s.cfg.Store.AnswerDecision(ctx, id, t.Answer, t.Sink)
+	rec, err := s.cfg.Store.AnswerDecision(ctx, id, t.Answer, t.Sink, "link:"+t.Sink)
 	if err != nil {
 		if wantsPage(c) {
 			ae := classify(err)

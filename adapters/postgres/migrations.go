@@ -28,12 +28,13 @@ CREATE INDEX decisions_session_source_decision ON decisions(session_id, source, 
 	3: types.Render(schema.CallsAndChanges) + `CREATE TABLE change_counter (last BIGINT NOT NULL);
 INSERT INTO change_counter (last) VALUES (0);
 `,
-	4: schema.CommandRulesAndProjects,
-	5: types.Render(schema.Outcomes),
-	6: types.Render(schema.PendingAsks),
-	7: types.Render(schema.AskWaiters),
-	8: types.Render(schema.NotifyClaims),
-	9: types.Render(schema.AnswerTickets),
+	4:  schema.CommandRulesAndProjects,
+	5:  types.Render(schema.Outcomes),
+	6:  types.Render(schema.PendingAsks),
+	7:  types.Render(schema.AskWaiters),
+	8:  types.Render(schema.NotifyClaims),
+	9:  types.Render(schema.AnswerTickets),
+	10: schema.AnswerToken,
 }
 
 // types are PostgreSQL's words for the schema's column types.

@@ -44,6 +44,7 @@ CREATE INDEX IF NOT EXISTS decisions_session_source_decision ON decisions(sessio
 	13: types.Render(schema.AskWaiters),
 	14: types.Render(schema.NotifyClaims),
 	15: types.Render(schema.AnswerTickets),
+	16: schema.AnswerToken,
 }
 
 // treeVersionTable counts the changes to what a session tree holds

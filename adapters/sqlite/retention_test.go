@@ -48,7 +48,7 @@ func TestSweeperDeletesExactlyTheExpiredEvents(t *testing.T) {
 	// An old ask answered for the session: its grant outlives it.
 	oldAsk := recordAt(t, s, "a", api.Ask, cut.Add(-48*time.Hour))
 	old = append(old, oldAsk)
-	if _, err := s.AnswerDecision(ctx, oldAsk, api.AllowSession, "test"); err != nil {
+	if _, err := s.AnswerDecision(ctx, oldAsk, api.AllowSession, "test", ""); err != nil {
 		t.Fatal(err)
 	}
 	// Recorded in time order, as a server does.
@@ -102,7 +102,7 @@ func TestSweeperDeletesExactlyTheExpiredEvents(t *testing.T) {
 	}
 	for i, id := range youngAsks {
 		answer := []string{api.AllowOnce, api.DenyAnswer, api.AllowSession}[i%3]
-		if _, err := s.AnswerDecision(ctx, id, answer, "test"); err != nil {
+		if _, err := s.AnswerDecision(ctx, id, answer, "test", ""); err != nil {
 			t.Fatalf("answering young ask %s: %v", id, err)
 		}
 	}

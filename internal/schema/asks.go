@@ -54,3 +54,8 @@ CREATE TABLE answer_tickets (
 );
 CREATE INDEX answer_tickets_expires ON answer_tickets(expires);
 `
+
+// AnswerToken records who answered an ask: the name of the person's
+// token (api.Answer.AnsweredBy). A column of its own: answered_by once
+// named the runtime that reported an outcome, and is read by no one.
+const AnswerToken = `ALTER TABLE decisions ADD COLUMN answer_token TEXT;`

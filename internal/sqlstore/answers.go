@@ -12,11 +12,12 @@ import (
 
 // AnswerDecision records a person's answer to an ask and, for
 // allow_session or allow_project, creates the grants on the root of the
-// session's tree, in one transaction. pdp.ErrConflict when the decision
+// session's tree, in one transaction; by names who answered (the
+// person's token). pdp.ErrConflict when the decision
 // was not an ask or is already answered; pdp.ErrNotGrantable for a grant
 // on a call without a fingerprint (nothing is written then).
-func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string) (api.Event, error) {
-	return s.answer(ctx, id, api.Answer{Answer: answer, Channel: channel}, "recording the answer")
+func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel, by string) (api.Event, error) {
+	return s.answer(ctx, id, api.Answer{Answer: answer, Channel: channel, AnsweredBy: by}, "recording the answer")
 }
 
 // RecordOutcome records what a runtime reports became of an ask
@@ -74,8 +75,12 @@ func (s *Store) answer(ctx context.Context, id string, a api.Answer, doing strin
 	}
 	defer tx.Rollback(context.Background())
 	now := s.Now()
-	n, err := tx.Exec(ctx, `UPDATE decisions SET answer = ?, answer_channel = ?, answered_at = ?
-		WHERE id = ? AND decision = 'ask' AND answer IS NULL`, a.Answer, a.Channel, s.Time(now), id)
+	var by *string
+	if a.AnsweredBy != "" {
+		by = &a.AnsweredBy
+	}
+	n, err := tx.Exec(ctx, `UPDATE decisions SET answer = ?, answer_channel = ?, answered_at = ?, answer_token = ?
+		WHERE id = ? AND decision = 'ask' AND answer IS NULL`, a.Answer, a.Channel, s.Time(now), by, id)
 	if err != nil {
 		return api.Event{}, fmt.Errorf("%s: %w", doing, err)
 	}

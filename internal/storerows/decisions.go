@@ -12,6 +12,7 @@ type DecisionColumns struct {
 	Args                    string // a JSON object; unreadable reads as {}
 	DangerVerdict, DangerBy *string
 	Answer, Channel         *string
+	AnswerToken             *string
 	AnsweredAt              time.Time
 	GrantID                 *int64
 	ToolUseID               *string
@@ -31,7 +32,7 @@ func Decision(rec *api.Event, c DecisionColumns) {
 		rec.Args = map[string]any{}
 	}
 	if c.Answer != nil {
-		rec.Answer = &api.Answer{Answer: *c.Answer, Channel: str(c.Channel), AnsweredAt: c.AnsweredAt}
+		rec.Answer = &api.Answer{Answer: *c.Answer, Channel: str(c.Channel), AnsweredAt: c.AnsweredAt, AnsweredBy: str(c.AnswerToken)}
 		if c.GrantID != nil {
 			rec.Answer.GrantID = *c.GrantID
 		}
@@ -52,7 +53,7 @@ func str(s *string) string {
 // reads, in its order.
 const DecisionColumnNames = `id, time, session_id, tool, capability, args, cwd, fingerprint, grantable, decision, source, rule, reason,
 	danger_verdict, danger_by, revision, latency_us, answer, answer_channel, answered_at, grant_id, tool_use_id,
-	outcome, outcome_channel, outcome_at, outcome_by`
+	outcome, outcome_channel, outcome_at, outcome_by, answer_token`
 
 // ScanDecision reads a row of DecisionColumnNames, then into extra.
 func ScanDecision(row Row, extra ...any) (api.Event, error) {
@@ -61,7 +62,7 @@ func ScanDecision(row Row, extra ...any) (api.Event, error) {
 	var t, answeredAt, outcomeAt Time
 	dest := append([]any{&rec.DecisionID, &t, &rec.SessionID, &rec.Tool, &rec.Capability, &c.Args, &rec.Cwd, &rec.Fingerprint, &rec.Grantable,
 		&rec.Decision.Decision, &rec.Source, &rec.Rule, &rec.Reason, &c.DangerVerdict, &c.DangerBy, &rec.Revision, &rec.LatencyUS,
-		&c.Answer, &c.Channel, &answeredAt, &c.GrantID, &c.ToolUseID, &c.Outcome, &c.OutcomeChannel, &outcomeAt, &c.OutcomeBy}, extra...)
+		&c.Answer, &c.Channel, &answeredAt, &c.GrantID, &c.ToolUseID, &c.Outcome, &c.OutcomeChannel, &outcomeAt, &c.OutcomeBy, &c.AnswerToken}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return rec, err
 	}

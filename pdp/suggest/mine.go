@@ -34,6 +34,7 @@ type group struct {
 	fingerprint string
 	argvs       [][]string // each ask's argv, cut at its first word a rule cannot name
 	sessions    map[string]bool
+	people      map[string]bool // the answering tokens
 	ids         []string
 }
 
@@ -58,11 +59,14 @@ func mine(asks map[string]*ask, o Options) ([]*candidate, []api.DroppedSuggestio
 		fp := *a.ev.Fingerprint
 		g := groups[fp]
 		if g == nil {
-			g = &group{fingerprint: fp, sessions: map[string]bool{}}
+			g = &group{fingerprint: fp, sessions: map[string]bool{}, people: map[string]bool{}}
 			groups[fp] = g
 		}
 		g.argvs = append(g.argvs, argv)
 		g.sessions[a.ev.SessionID] = true
+		if by := a.ev.Answer.AnsweredBy; by != "" {
+			g.people[by] = true
+		}
 		g.ids = append(g.ids, a.ev.DecisionID)
 	}
 	var cands []*candidate
@@ -82,7 +86,7 @@ func mine(asks map[string]*ask, o Options) ([]*candidate, []api.DroppedSuggestio
 		}
 		sort.Strings(g.ids)
 		c := &candidate{pattern: pattern, words: words, fingerprint: g.fingerprint,
-			evidence: api.SuggestionEvidence{Allows: len(g.argvs), Sessions: len(g.sessions), Examples: firstN(g.ids)},
+			evidence: api.SuggestionEvidence{Allows: len(g.argvs), Sessions: len(g.sessions), People: len(g.people), Examples: firstN(g.ids)},
 			impact:   api.SuggestionImpact{Examples: []string{}}}
 		var refusedIDs []string
 		for _, r := range refusals {

@@ -113,8 +113,9 @@ func TestSuggestsWhatPeopleAllowed(t *testing.T) {
 	if got == nil {
 		t.Fatalf("go test ./... allowed 6 times in 3 sessions is not suggested: %+v", out)
 	}
-	want := api.SuggestionEvidence{Allows: 6, Sessions: 3}
-	if got.Evidence.Allows != want.Allows || got.Evidence.Sessions != want.Sessions || got.Evidence.Denies != 0 || len(got.Evidence.Examples) != 5 {
+	want := api.SuggestionEvidence{Allows: 6, Sessions: 3, People: 1}
+	if got.Evidence.Allows != want.Allows || got.Evidence.Sessions != want.Sessions || got.Evidence.People != want.People ||
+		got.Evidence.Denies != 0 || len(got.Evidence.Examples) != 5 {
 		t.Errorf("evidence = %+v, want %+v with 5 examples", got.Evidence, want)
 	}
 	if got.Kind != "command_rule" || got.Action != "allow" || got.Scope != "policy" || got.Fingerprint != "go test" {
