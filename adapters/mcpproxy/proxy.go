@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/client"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -361,6 +362,9 @@ func (p *proxy) awaitPerson(ctx context.Context, call toolCall, d client.Decisio
 		}
 		if a.ReportedBy != "" {
 			return false, fmt.Sprintf("toolperm: not run: a runtime's report is no person's answer. %s (rule %s, decision %s)", d.Reason, d.Rule, d.DecisionID)
+		}
+		if a.Answer == api.Expired {
+			return false, fmt.Sprintf("toolperm: not run: nobody answered the ask in time (it expired) — decision %s", d.DecisionID)
 		}
 		return false, fmt.Sprintf("toolperm: denied by a person (%s) — decision %s", a.Channel, d.DecisionID)
 	}

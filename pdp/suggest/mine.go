@@ -92,7 +92,7 @@ func mine(asks map[string]*ask, o Options) ([]*candidate, []api.DroppedSuggestio
 		for _, r := range refusals {
 			if coversRefusal(words, r) {
 				refusedIDs = append(refusedIDs, r.ev.DecisionID)
-				if r.ev.Answer != nil && r.ev.Answer.Answer == Expired {
+				if r.ev.Answer != nil && r.ev.Answer.Answer == api.Expired {
 					c.evidence.Expired++
 				} else {
 					c.evidence.Denies++

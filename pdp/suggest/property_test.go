@@ -23,7 +23,7 @@ func (e expiring) Decisions(ctx context.Context, f pdp.DecisionFilter) ([]api.Ev
 	list, err := e.Trail.Decisions(ctx, f)
 	for i := range list {
 		if e.expired[list[i].DecisionID] {
-			list[i].Answer = &api.Answer{Answer: suggest.Expired, Channel: "pdp"}
+			list[i].Answer = &api.Answer{Answer: api.Expired, Channel: "pdp"}
 		}
 	}
 	return list, err
@@ -85,7 +85,7 @@ func TestSuggestionsNeverCoverARefusalNorLoosenBeyondTheirAsks(t *testing.T) {
 					t.Errorf("suggestion %+v", s)
 				}
 				for id, ev := range asks {
-					refused := ev.Answer != nil && (ev.Answer.Answer == api.DenyAnswer || ev.Answer.Answer == suggest.Expired)
+					refused := ev.Answer != nil && (ev.Answer.Answer == api.DenyAnswer || ev.Answer.Answer == api.Expired)
 					if refused && covers(s.Pattern, commands[id]) {
 						t.Errorf("%q covers %s, %q, answered %s", s.Pattern, id, commands[id], ev.Answer.Answer)
 					}

@@ -56,9 +56,6 @@ const MaxAsks = 100_000
 const (
 	pageSize    = 1000
 	maxExamples = 5
-	// Expired is the answer a person's ask gets when no one answered in
-	// time: it counts as a refusal.
-	Expired = "expired"
 	// AcceptChannel is the channel of the answer that accepts a
 	// suggestion for a project; such an answer is no evidence.
 	AcceptChannel = "suggestion"
@@ -130,7 +127,7 @@ type ask struct {
 // refused: a person denied it, it expired unanswered, or the runtime
 // reported that it did not run.
 func (a *ask) refused() bool {
-	if ans := a.ev.Answer; ans != nil && (ans.Answer == api.DenyAnswer || ans.Answer == Expired) {
+	if ans := a.ev.Answer; ans != nil && (ans.Answer == api.DenyAnswer || ans.Answer == api.Expired) {
 		return true
 	}
 	return a.ev.Outcome != nil && a.ev.Outcome.Answer == api.DenyAnswer
