@@ -94,10 +94,13 @@ export interface Decision {
 
 /** A person's answer to an ask. */
 export interface Answer {
-  answer: AnswerWord;
+  /** A person's answer, or "expired" (channel "pdp"): nobody answered within asks.expire_after. */
+  answer: AnswerWord | "expired";
   channel: string;
   answered_at: string;
   grant_id?: number;
+  /** The token of the person who answered ("link:SINK" for a notification's answer link). */
+  answered_by?: string;
   /** Never set by a current server: an older server's record of a runtime's report, which allows nothing. */
   by?: string;
 }
@@ -121,6 +124,8 @@ export interface Event extends Decision {
   latency_us: number;
   answer: Answer | null;
   outcome: Outcome | null;
+  /** For asks: the runtimes parked on ?wait= for this one (empty when nobody waits). */
+  waiting?: { by: string; since: string }[];
   /** In lists and the event stream: a string was cut (GET /v1/decisions/{id} has it whole). */
   truncated?: boolean;
 }
