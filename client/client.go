@@ -33,6 +33,7 @@ type Client struct {
 	http    *http.Client
 	retries int
 	backoff time.Duration
+	caFile  string
 }
 
 // Option configures a Client.
@@ -60,6 +61,9 @@ func New(baseURL string, opts ...Option) *Client {
 	}
 	for _, o := range opts {
 		o(c)
+	}
+	if c.caFile != "" {
+		c.trustCAFile()
 	}
 	return c
 }

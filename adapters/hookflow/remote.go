@@ -18,13 +18,18 @@ type Remote struct {
 	url            string
 }
 
-// NewRemote is the server at url.
-func NewRemote(url, token string) Remote {
+// NewRemote is the server at url, reached through base (nil:
+// http.DefaultTransport; client.NewTransport trusts a CA file).
+func NewRemote(url, token string, base http.RoundTripper) Remote {
+	if base == nil {
+		base = http.DefaultTransport
+	}
 	// No client-side timeout: the contexts bound every call, and a wait
 	// may hold a request longer than any fixed timeout.
 	opts := []client.Option{client.WithToken(token), client.WithRetries(1, 50*time.Millisecond)}
-	checked := client.New(url, append(opts, client.WithHTTPClient(&http.Client{Transport: CompleteDecisions{http.DefaultTransport}}))...)
-	return Remote{checked: checked, plain: client.New(url, opts...), url: url}
+	checked := client.New(url, append(opts, client.WithHTTPClient(&http.Client{Transport: CompleteDecisions{base}}))...)
+	plain := client.New(url, append(opts, client.WithHTTPClient(&http.Client{Timeout: 10 * time.Second, Transport: base}))...)
+	return Remote{checked: checked, plain: plain, url: url}
 }
 
 // ConsoleURL is the server's console.

@@ -20,6 +20,7 @@ import (
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/internal/service"
+	"github.com/toolperm/pdp/internal/tlsserve"
 	"github.com/toolperm/pdp/pdp"
 	"gopkg.in/yaml.v3"
 )
@@ -35,7 +36,8 @@ func configCommand() *cobra.Command {
 		Long: `Reads FILE (default: --config, config.yaml) and the PDP_<KEY PATH>
 environment variables as pdp serve does and checks every key: unknown keys,
 values of the wrong kind and values serve would refuse (levels, modes, log
-settings, addresses, trusted proxies, tokens, the policy source and its
+settings, addresses, trusted proxies, tokens, TLS files and plaintext
+off loopback, the policy source and its
 verification key, the assessor's key variable). Each problem is named by its
 YAML path and its environment variable, with the file's line:
 
@@ -298,6 +300,14 @@ func (c *configCheck) values(cfg config.Config) {
 	}
 	if len(cfg.Auth.Tokens) == 0 && !httpapi.IsLoopback(cfg.Server.Addr) {
 		c.at(0, "server.addr", "%s is not a loopback address and auth.tokens is empty: serve refuses to listen without access control", cfg.Server.Addr)
+	}
+	s := tlsserve.SettingsOf(cfg.Server)
+	if err := s.Check(cfg.Server.Addr, len(cfg.Auth.Tokens) > 0, httpapi.IsLoopback(cfg.Server.Addr)); err != nil {
+		c.at(0, "server", "%v", err)
+	} else if s.CertFile != "" {
+		if _, err := tlsserve.Load(s.CertFile, s.KeyFile); err != nil {
+			c.at(0, "server.tls_cert_file", "%v", err)
+		}
 	}
 	if _, err := service.PolicySource(cfg.Policy); err != nil {
 		c.at(0, "policy", "%v", err)

@@ -58,6 +58,7 @@ var hookAgents = []hookAgent{
 
 type hookFlags struct {
 	url, tokenEnv, workspaceDir string
+	caFile                      string
 	local                       bool
 	timeout, wait               time.Duration
 }
@@ -83,6 +84,7 @@ func agentHookCommand(a hookAgent) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&f.url, "url", envOr("PDP_URL", "http://127.0.0.1:8181"), "the PDP's base URL (env PDP_URL)")
 	cmd.Flags().StringVar(&f.tokenEnv, "token-env", "PDP_TOKEN", "environment variable holding the dispatcher token")
+	caFileFlag(cmd, &f.caFile)
 	cmd.Flags().BoolVar(&f.local, "local", false, "decide in-process with the configured policy instead of asking a server")
 	cmd.Flags().String("policies", "", "with --local: policy directory, bundle or URL (default: config's policy.path)")
 	// Well above the assessor's timeout (6s by default), so a SMART
@@ -108,7 +110,7 @@ func answerHook(cmd *cobra.Command, a hookAgent, f hookFlags) hookflow.Reply {
 	if err != nil {
 		return a.reply(c, hookflow.Deny(err))
 	}
-	remote := hookflow.NewRemote(f.url, os.Getenv(f.tokenEnv))
+	remote := hookflow.NewRemote(f.url, os.Getenv(f.tokenEnv), pdpTransport(f.caFile))
 	o := hookflow.Options{PDP: remote, ConsoleURL: remote.ConsoleURL(), Timeout: f.timeout, Wait: f.wait, CanAsk: a.canAsk(c), Workspace: f.workspaceDir}
 	if o.Workspace == "" && a.projectEnv != "" {
 		o.Workspace = os.Getenv(a.projectEnv)

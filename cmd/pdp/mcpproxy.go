@@ -69,7 +69,7 @@ messages.
 			}
 			// No client-side timeout: contexts bound every request, and an
 			// ask's wait is longer than any fixed timeout.
-			httpClient := &http.Client{Transport: completeDecisions{http.DefaultTransport}}
+			httpClient := &http.Client{Transport: completeDecisions{pdpTransport(caFileOf(cmd))}}
 			f.PDP = client.New(url, client.WithToken(token), client.WithHTTPClient(httpClient))
 			return mcpproxy.Run(cmd.Context(), f, args, mcpproxy.Stdio{In: cmd.InOrStdin(), Out: cmd.OutOrStdout(), Log: cmd.ErrOrStderr()})
 		},
@@ -81,6 +81,7 @@ messages.
 	cmd.Flags().StringVar(&f.Workspace, "workspace", "", "the directory calls must stay in (default: the existing session's workspace, else the working directory)")
 	cmd.Flags().DurationVar(&f.Wait, "wait", 30*time.Second, "how long an ask waits for a person's answer (0: an ask is refused at once)")
 	cmd.Flags().DurationVar(&f.Timeout, "timeout", 10*time.Second, "how long a decision may take before the call is refused")
+	caFileFlag(cmd, new(string))
 	_ = cmd.MarkFlagRequired("session")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd

@@ -23,6 +23,11 @@ decision point. Flags override the file;
 PDP_<KEY PATH> environment variables override both file and defaults
 (PDP_SERVER_ADDR, PDP_DB_PATH, PDP_POLICY_PATH, ...).
 
+server.tls_cert_file and server.tls_key_file serve TLS 1.2+; SIGHUP (or a
+change of the files) reloads the certificate. With auth.tokens on an
+address other than loopback, serve refuses to start without TLS unless
+server.allow_plaintext is true (a proxy in front terminates TLS).
+
 SIGINT or SIGTERM stops it gracefully: decisions in flight finish and their
 audit events are committed.`,
 		Args: cobra.NoArgs,

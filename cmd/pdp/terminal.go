@@ -21,11 +21,12 @@ import (
 
 // terminalChannel is what the person's terminal commands share: where
 // the PDP is and the token to show it.
-type terminalChannel struct{ url, token string }
+type terminalChannel struct{ url, token, caFile string }
 
 func (t *terminalChannel) flags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&t.url, "url", "http://127.0.0.1:8181", "the PDP's base URL")
 	cmd.Flags().StringVar(&t.token, "token", "", "a user token (default: $PDP_TOKEN)")
+	caFileFlag(cmd, &t.caFile)
 }
 
 func (t *terminalChannel) client() *client.Client {
@@ -33,7 +34,7 @@ func (t *terminalChannel) client() *client.Client {
 	if token == "" {
 		token = os.Getenv("PDP_TOKEN")
 	}
-	return client.New(t.url, client.WithToken(token))
+	return client.New(t.url, client.WithToken(token), client.WithCAFile(t.caFile))
 }
 
 // failed says what went wrong in words a person at the terminal can act

@@ -162,6 +162,14 @@ type Server struct {
 	// creating) its session tree, and committing its audit event. Past it
 	// the answer is a 503 and nothing of the decision is written.
 	DecisionTimeout time.Duration `yaml:"decision_timeout"`
+	// TLSCertFile (a PEM certificate, its chain after it) and TLSKeyFile
+	// (its PEM key) serve the API over TLS 1.2 or later, reread on SIGHUP
+	// and when the files change; empty: plain HTTP.
+	TLSCertFile string `yaml:"tls_cert_file"`
+	TLSKeyFile  string `yaml:"tls_key_file"`
+	// AllowPlaintext lets a server with tokens listen off loopback
+	// without TLS: for a proxy in front that terminates TLS.
+	AllowPlaintext bool `yaml:"allow_plaintext"`
 }
 
 // DB is the database of sessions, grants and the audit trail.

@@ -24,6 +24,7 @@ import (
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/internal/config"
+	"github.com/toolperm/pdp/internal/tlsserve"
 	"github.com/toolperm/pdp/metrics"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -44,6 +45,8 @@ type Service struct {
 	cfg config.Config
 	// notifier sends the sinks of cfg.Notify their events; nil without.
 	notifier *notify.Notifier
+	// cert is the API's TLS certificate; nil serves plain HTTP.
+	cert *tlsserve.Certificate
 	// stopping is closed when shutting down starts: parked waits answer
 	// at once.
 	stopping chan struct{}
@@ -99,6 +102,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (s *Service, err 
 			return s, fmt.Errorf("refusing to listen on %s without access control: configure auth.tokens, or listen on loopback", cfg.Server.Addr)
 		}
 		logger.Warn("no auth.tokens configured: every caller on this machine has every role; listening on loopback only", "addr", cfg.Server.Addr)
+	}
+	if s.cert, err = tlsserve.Open(tlsserve.SettingsOf(cfg.Server), cfg.Server.Addr, len(tokens) > 0, httpapi.IsLoopback(cfg.Server.Addr)); err != nil {
+		return s, err
 	}
 	if cfg.Server.DecisionTimeout <= 0 {
 		return s, fmt.Errorf("config server.decision_timeout %v: want a positive duration", cfg.Server.DecisionTimeout)
@@ -263,8 +269,11 @@ func (s *Service) Run(ctx context.Context, ready chan<- string) error {
 	// end; the other requests in flight finish.
 	srv.RegisterOnShutdown(s.Stopping)
 	srv.RegisterOnShutdown(s.Feed.Close)
+	if s.cert != nil {
+		go s.cert.Watch(background, tlsserve.WatchOptions{Logger: logger})
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- tlsserve.Serve(srv, ln, s.cert) }()
 	policy, revision := "", ""
 	if s.Watcher != nil {
 		st := s.Watcher.Status()
@@ -272,7 +281,7 @@ func (s *Service) Run(ctx context.Context, ready chan<- string) error {
 	} else if p := s.Engine.Policy(); p != nil {
 		policy, revision = p.Source, p.Revision
 	}
-	logger.Info("serving", "addr", "http://"+ln.Addr().String(), "policy", policy, "revision", revision, "db", DBLabel(cfg.DB.Path))
+	logger.Info("serving", "addr", tlsserve.Scheme(s.cert)+"://"+ln.Addr().String(), "policy", policy, "revision", revision, "db", DBLabel(cfg.DB.Path))
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
