@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/toolperm/pdp/internal/config"
+	"github.com/toolperm/pdp/internal/tlsserve"
 	"gopkg.in/yaml.v3"
 )
 
@@ -185,6 +186,10 @@ func TestComposeRunsTwoReplicasOnPostgreSQL(t *testing.T) {
 		}
 		if len(cfg.Auth.Tokens) == 0 {
 			t.Error("no tokens: a replica on 0.0.0.0 refuses to start")
+		}
+		tls := tlsserve.Settings{CertFile: cfg.Server.TLSCertFile, KeyFile: cfg.Server.TLSKeyFile, AllowPlaintext: cfg.Server.AllowPlaintext}
+		if err := tls.Check(cfg.Server.Addr, len(cfg.Auth.Tokens) > 0, false); err != nil {
+			t.Errorf("a replica refuses to start: %v", err)
 		}
 	})
 }

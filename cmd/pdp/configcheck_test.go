@@ -45,6 +45,12 @@ func TestConfigCheckNamesEachProblemByPathAndVariable(t *testing.T) {
 			[]string{`environment: sessions.mode (PDP_SESSIONS_MODE): "sometimes": want always-ask, on-demand or allow-all`}},
 		{"an open API off loopback", "server:\n  addr: 0.0.0.0:8181\n", nil,
 			[]string{"config.yaml:2: server.addr (PDP_SERVER_ADDR): 0.0.0.0:8181 is not a loopback address and auth.tokens is empty"}},
+		{"tokens in plaintext off loopback", "server:\n  addr: 0.0.0.0:8181\nauth:\n  tokens:\n    - name: ci\n      roles: [admin]\n      sha256: " + strings.Repeat("ab", 32) + "\n", nil,
+			[]string{"server: refusing to take bearer tokens in plaintext on 0.0.0.0:8181", "PDP_SERVER_ALLOW_PLAINTEXT=true"}},
+		{"a TLS key without its certificate", "server:\n  tls_key_file: k.pem\n", nil,
+			[]string{"server: server.tls_key_file (PDP_SERVER_TLS_KEY_FILE) is set but server.tls_cert_file (PDP_SERVER_TLS_CERT_FILE) is missing"}},
+		{"TLS files that are not there", "", []string{"PDP_SERVER_TLS_CERT_FILE=missing.crt", "PDP_SERVER_TLS_KEY_FILE=missing.key"},
+			[]string{"environment: server.tls_cert_file (PDP_SERVER_TLS_CERT_FILE): TLS certificate: open missing.crt"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-var servingLine = regexp.MustCompile(`addr=http://(\S+)`)
+var servingLine = regexp.MustCompile(`addr=(https?://\S+)`)
 
 // Log is what a process wrote to its standard error so far; it may be
 // read while the process runs.
@@ -33,7 +33,7 @@ func (l *Log) add(line string) {
 }
 
 // Process starts cmd, a prepared `pdp serve`, kills it when t ends, and
-// returns its base URL once it logs the address it serves on; the test
+// returns its base URL (http:// or https://) once it logs the address it serves on; the test
 // fails if that takes longer than within.
 func Process(t testing.TB, cmd *exec.Cmd, within time.Duration) (string, *Log) {
 	t.Helper()
@@ -61,7 +61,7 @@ func Process(t testing.TB, cmd *exec.Cmd, within time.Duration) (string, *Log) {
 	}()
 	select {
 	case addr := <-found:
-		return "http://" + addr, log
+		return addr, log
 	case <-time.After(within):
 		t.Fatalf("pdp serve did not start within %v", within)
 	}
