@@ -24,7 +24,7 @@ import (
 type terminalChannel struct{ url, token, caFile string }
 
 func (t *terminalChannel) flags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&t.url, "url", "http://127.0.0.1:8181", "the PDP's base URL")
+	cmd.Flags().StringVar(&t.url, "url", envOr("PDP_URL", "http://127.0.0.1:8181"), "the PDP's base URL (env PDP_URL)")
 	cmd.Flags().StringVar(&t.token, "token", "", "a user token (default: $PDP_TOKEN)")
 	caFileFlag(cmd, &t.caFile)
 }
