@@ -18,7 +18,8 @@
 //     `pdp` (a binary built from this checkout, first on PATH),
 //     `localhost:8181` and `127.0.0.1:8181` are the test server's address
 //     (and PDP_URL is its URL), and `/tmp/` is a fresh directory of the
-//     test's. PDP_TOKEN is empty: the server has no tokens.
+//     test's. PDP_TOKEN is empty: the server has no tokens. PDP_DB_PATH
+//     is the server's database, for commands that open it (pdp replay).
 package readme_test
 
 import (
@@ -164,7 +165,7 @@ func TestREADMEShellBlocks(t *testing.T) {
 	)
 	env := append(os.Environ(),
 		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"PDP_URL="+base, "PDP_TOKEN=", "PDP_CA_FILE=", "HOME="+t.TempDir(), "CLAUDE_PROJECT_DIR=")
+		"PDP_URL="+base, "PDP_TOKEN=", "PDP_DB_PATH="+filepath.Join(work, "pdp.db"), "PDP_CA_FILE=", "HOME="+t.TempDir(), "CLAUDE_PROJECT_DIR=")
 
 	ran := 0
 	for _, b := range blocks {
