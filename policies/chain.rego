@@ -138,13 +138,40 @@ step_rule := verdict("rule", "ask", resolved.source, resolved.pattern, sprintf("
 	resolved.action == "assess"
 	not ask_always_hit
 	danger.verdict == "SAFE"
-} else := verdict("rule", "ask", resolved.source, resolved.pattern, sprintf("The command needs a person: the danger verdict is %s (%s).", [danger.verdict, danger.by])) if {
+} else := verdict("rule", "ask", resolved.source, resolved.pattern, screen_reason) if {
+	# What the screen found, rather than only that it found something.
+	resolved.action == "assess"
+	danger.by == "screen"
+	count(screen_hits) > 0
+} else := verdict("rule", "ask", resolved.source, resolved.pattern, danger_reason(danger)) if {
 	resolved.action == "assess"
 	danger.verdict != "SAFE"
 } else := verdict("rule", "allow", resolved.source, resolved.pattern, sprintf("The %s rule %q allows %s.", [resolved.layer, resolved.pattern, capability])) if {
 	resolved.action == "allow"
 	not ask_always_hit
 }
+
+# screen_reason names what the screen matched: the first three findings,
+# in order, and how many more there are.
+screen_reason := sprintf("The screen judged the command DANGEROUS without asking the model: %s%s; a person decides.", [concat("; ", array.slice(hits, 0, 3)), more]) if {
+	hits := sort(screen_hits)
+	more := screen_more(count(hits))
+}
+
+screen_more(n) := "" if n <= 3
+
+else := sprintf(" (and %d more)", [n - 3])
+
+# danger_reason says how a verdict other than SAFE was reached.
+danger_reason(d) := "The danger assessor judged the command DANGEROUS: a person decides." if {
+	d.by == "llm"
+} else := "The danger assessor judged this command DANGEROUS before (cached): a person decides." if {
+	d.by == "cache"
+} else := "The danger assessor failed (an HTTP error, a timeout or a malformed answer), so the command counts as DANGEROUS: a person decides." if {
+	d.by == "error"
+} else := "No danger assessor is configured, or it is unavailable (its circuit breaker is open), so the command counts as DANGEROUS: a person decides." if {
+	d.by == "unavailable"
+} else := sprintf("The command needs a person: the danger verdict is %s (%s).", [d.verdict, d.by])
 
 step_ask_always := verdict("ask_always", "ask", "config", "ASK_ALWAYS", sprintf("%s is on the ask-always list.", [capability])) if {
 	resolved.action in {"allow", "assess"}

@@ -24,7 +24,7 @@ code_runner(v) if {
 
 # Inline code anywhere after the interpreter, also in a combined short
 # option (perl -pe, ruby -ne, bash -lc) or an in-place edit (-i).
-screened if {
+screen_hits contains sprintf("%q is given inline code (%s)", [v.argv[0], word]) if {
 	some v in screen_views
 	listed(v.argv[0], shell_interpreters)
 	some i, word in v.argv
@@ -42,7 +42,7 @@ inline_code_word(word) if {
 
 # An interpreter or shell given a script file or module: the model
 # cannot see what it runs.
-screened if {
+screen_hits contains sprintf("%q is given %q to run", [v.argv[0], word]) if {
 	some v in screen_views
 	code_runner(v)
 	some i, word in v.argv
@@ -51,13 +51,13 @@ screened if {
 }
 
 # Package runners fetch and run code the model has not seen.
-screened if {
+screen_hits contains sprintf("%q fetches and runs a package", [v.argv[0]]) if {
 	some v in screen_views
 	some name in program_names(v.argv[0])
 	name in data.shell.package_runners
 }
 
-screened if {
+screen_hits contains sprintf("%q fetches and runs a package", [concat(" ", [v.argv[0], v.argv[1]])]) if {
 	some v in screen_views
 	count(v.argv) > 1
 	some name in program_names(v.argv[0])
@@ -66,7 +66,7 @@ screened if {
 
 # Flags of tools that run commands or delete (git -c, vim -c, find -exec,
 # tar --to-command, rsync -e): data.shell.command_flags by program.
-screened if {
+screen_hits contains sprintf("%q is destructive, or runs commands through a flag", [concat(" ", v.argv)]) if {
 	some v in screen_views
 	risky_view(v)
 }
@@ -95,8 +95,15 @@ flag_word(word, flag) if {
 }
 
 # Redirections and here-documents that write a file or reach the network.
-screened if {
+screen_hits contains sprintf("the redirection %s %q writes a file or reaches the network", [r.op, r.target]) if {
 	some r in input.shell.redirects
+	not r.here_doc
+	writes_file(r)
+}
+
+screen_hits contains sprintf("a here-document feeds %q", [r.program]) if {
+	some r in input.shell.redirects
+	r.here_doc == true
 	writes_file(r)
 }
 
@@ -119,7 +126,7 @@ writes_file(r) if {
 }
 
 # Any pipe into an interpreter or shell, not only from curl or wget.
-screened if {
+screen_hits contains sprintf("a pipe may feed %q", [v.argv[0]]) if {
 	some op in input.shell.operators
 	op in {"|", "|&"}
 	some v in screen_views
@@ -127,28 +134,28 @@ screened if {
 }
 
 # The family of a dangerous word: mkfs.ext4, mount.cifs.
-screened if {
+screen_hits contains sprintf("%q is of a dangerous word's family", [v.argv[0]]) if {
 	some v in screen_views
 	dangerous_family(v.argv[0])
 }
 
 # ${!var}, ${var@P}, arithmetic: what runs depends on values not shown.
-screened if input.shell.evaluated > 0
+screen_hits contains "an expansion (${!x}, ${x@P}, arithmetic) decides what runs" if input.shell.evaluated > 0
 
 # source and . run a file's commands in this shell.
-screened if {
+screen_hits contains sprintf("%q runs a file's commands in this shell", [v.argv[0]]) if {
 	some v in screen_views
 	some name in program_names(v.argv[0])
 	name in {"source", "."}
 }
 
 # Assignments of the loader's and the shell's search variables.
-screened if {
+screen_hits contains sprintf("it sets %s, which changes what runs", [name]) if {
 	some name in input.shell.assigned
 	name in data.shell.screened_variables
 }
 
-screened if {
+screen_hits contains sprintf("it sets %s, which changes what runs", [name]) if {
 	some cmd in input.shell.commands
 	some word in cmd.argv
 	some name in data.shell.screened_variables

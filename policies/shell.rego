@@ -53,22 +53,25 @@ ungrantable_programs := (((shell_dangerous_words | shell_wrappers) | shell_inter
 # (danger.by "screen"): it does not parse, has a program the policy cannot
 # name, runs a dangerous word anywhere in command position (inside $( ),
 # pipelines, sh -c bodies, after wrappers such as sudo, env, xargs), or
-# hands an interpreter inline code.
-screened if not input.shell
+# hands an interpreter inline code. screen_hits says what each matching
+# rule found, for the reason a person reads (chain.rego).
+screened if some _ in screen_hits
 
-screened if input.shell.parsed == false
+screen_hits contains "the command was not analysed" if not input.shell
 
-screened if {
+screen_hits contains "it does not parse as bash, or is over a limit of the analysis" if input.shell.parsed == false
+
+screen_hits contains sprintf("the program word %q is not literal", [cmd.argv[0]]) if {
 	some cmd in input.shell.commands
 	cmd.literal[0] == false
 }
 
-screened if {
+screen_hits contains sprintf("%q is a dangerous word", [cmd.argv[0]]) if {
 	some cmd in input.shell.commands
 	listed(cmd.argv[0], shell_dangerous_words)
 }
 
-screened if {
+screen_hits contains sprintf("%q runs the dangerous word %q", [cmd.argv[0], word]) if {
 	some cmd in input.shell.commands
 	listed(cmd.argv[0], shell_wrappers)
 	some i, word in cmd.argv
@@ -76,7 +79,7 @@ screened if {
 	listed(word, shell_dangerous_words)
 }
 
-screened if {
+screen_hits contains sprintf("%q is given inline code (%s)", [cmd.argv[0], word]) if {
 	some cmd in input.shell.commands
 	listed(cmd.argv[0], shell_interpreters)
 	some word in cmd.argv

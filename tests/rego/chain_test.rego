@@ -275,3 +275,17 @@ test_agent_unknown_tool_is_denied if {
 	expect(agent_call("Frobnicate", "codex", {"mode": "allow-all"}), "deny", "default", "UNKNOWN_TOOL")
 	expect(agent_call("Shell", "claude-code", {"permission_level": "FULL"}), "deny", "default", "UNKNOWN_TOOL")
 }
+
+danger_reason(by) := decide(object.union(
+	with_session(git_status, {"permission_level": "SMART"}),
+	{"danger": {"verdict": "DANGEROUS", "by": by}},
+)).reason
+
+test_a_dangerous_verdict_says_how_it_was_reached if {
+	danger_reason("llm") == "The danger assessor judged the command DANGEROUS: a person decides."
+	contains(danger_reason("cache"), "before (cached)")
+	contains(danger_reason("error"), "The danger assessor failed")
+	contains(danger_reason("unavailable"), "No danger assessor is configured, or it is unavailable")
+	contains(decide(with_session(git_status, {"permission_level": "SMART"})).reason, "No danger assessor is configured")
+	danger_reason("other") == "The command needs a person: the danger verdict is DANGEROUS (other)."
+}
