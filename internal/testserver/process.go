@@ -33,8 +33,8 @@ func (l *Log) add(line string) {
 }
 
 // Process starts cmd, a prepared `pdp serve`, kills it when t ends, and
-// returns its base URL (http:// or https://) once it logs the address it serves on; the test
-// fails if that takes longer than within.
+// returns its base URL (http:// or https://) once it logs the address it
+// serves on; the test fails if that takes longer than within.
 func Process(t testing.TB, cmd *exec.Cmd, within time.Duration) (string, *Log) {
 	t.Helper()
 	stderr, err := cmd.StderrPipe()
