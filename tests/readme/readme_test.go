@@ -20,6 +20,9 @@
 //     (and PDP_URL is its URL), and `/tmp/` is a fresh directory of the
 //     test's. PDP_TOKEN is empty: the server has no tokens. PDP_DB_PATH
 //     is the server's database, for commands that open it (pdp replay).
+//     HOME is a directory of the test's; go keeps this machine's caches.
+//   - A block runs for at most two minutes. One that installs packages,
+//     reaches the network or runs other suites is skipped, saying so.
 package readme_test
 
 import (
@@ -163,7 +166,16 @@ func TestREADMEShellBlocks(t *testing.T) {
 		"127.0.0.1:8181", addr,
 		"/tmp/", tmp+"/",
 	)
-	env := append(os.Environ(),
+	// HOME is the test's own; go in a block keeps this machine's caches.
+	goEnv, err := exec.Command("go", "env", "GOPATH", "GOMODCACHE", "GOCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goDirs := strings.Split(strings.TrimSpace(string(goEnv)), "\n")
+	if len(goDirs) != 3 {
+		t.Fatalf("go env: %q", goEnv)
+	}
+	env := append(os.Environ(), "GOPATH="+goDirs[0], "GOMODCACHE="+goDirs[1], "GOCACHE="+goDirs[2],
 		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"PDP_URL="+base, "PDP_TOKEN=", "PDP_DB_PATH="+filepath.Join(work, "pdp.db"), "PDP_CA_FILE=", "HOME="+t.TempDir(), "CLAUDE_PROJECT_DIR=")
 
