@@ -3,6 +3,7 @@ package notify
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"net/url"
 	"time"
 
@@ -16,12 +17,15 @@ import (
 // a link to it in the console and, set at each attempt, the time it was
 // sent — which a webhook's signature covers, against replay.
 type Event struct {
-	Event      string          `json:"event"`
-	ID         int64           `json:"id"`
-	SessionID  string          `json:"session_id"`
-	Decision   json.RawMessage `json:"decision,omitempty"`
-	Session    json.RawMessage `json:"session,omitempty"`
-	ConsoleURL string          `json:"console_url,omitempty"`
+	Event     string          `json:"event"`
+	ID        int64           `json:"id"`
+	SessionID string          `json:"session_id"`
+	Decision  json.RawMessage `json:"decision,omitempty"`
+	Session   json.RawMessage `json:"session,omitempty"`
+	// Policy is the revision activated and where it came from, for a
+	// policy event.
+	Policy     *PolicyChange `json:"policy,omitempty"`
+	ConsoleURL string        `json:"console_url,omitempty"`
 	// AnswerLinks are one-time links, by answer, that answer the ask
 	// (GET shows a confirmation page; its POST answers), for a sink with
 	// answer_links.
@@ -68,6 +72,28 @@ func eventOf(c feed.Change, console string) (*Event, error) {
 		return nil, nil
 	}
 	return ev, nil
+}
+
+// PolicyChange is a policy event's body, as GET /v1/policy names the
+// active policy.
+type PolicyChange struct {
+	Revision string `json:"revision"`
+	Source   string `json:"source"`
+}
+
+// policyEvent is the event of a policy revision activated. Policy
+// changes are not in the change log: the event's id is negative and
+// derived from the revision, so replicas that activate the same revision
+// claim the same id and one of them sends it (a change log id is never
+// negative).
+func policyEvent(revision, source, console string) *Event {
+	h := fnv.New64a()
+	h.Write([]byte("policy\x00" + revision))
+	ev := &Event{Event: EventPolicy, ID: -int64(h.Sum64()>>1) - 1, Policy: &PolicyChange{Revision: revision, Source: source}}
+	if console != "" {
+		ev.ConsoleURL = console + "/ui/#policy"
+	}
+	return ev
 }
 
 // size is what the event holds in a queue.

@@ -162,6 +162,20 @@ func (n *Notifier) deliver(ctx context.Context, sub feed.Subscription, after int
 	return after
 }
 
+// PolicyActivated tells the sinks that want it of a policy revision
+// activated (policysource.Observer). A failed load is no event.
+func (n *Notifier) PolicyActivated(p *pdp.Policy, err error) {
+	if err != nil || p == nil {
+		return
+	}
+	ev := policyEvent(p.Revision, p.Source, n.opts.ConsoleURL)
+	for _, w := range n.workers {
+		if w.sink.wants(ev) {
+			w.enqueue(ev)
+		}
+	}
+}
+
 // worker sends one sink's events in order, one at a time.
 type worker struct {
 	sink    Sink

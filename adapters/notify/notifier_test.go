@@ -200,7 +200,7 @@ func TestSinkChecks(t *testing.T) {
 		"unknown kind":      {Name: "a", Kind: "email", Events: []string{"ask"}},
 		"webhook no secret": {Name: "a", Kind: notify.Webhook, URL: "https://x.example", Events: []string{"ask"}},
 		"not http":          {Name: "a", Kind: notify.Slack, URL: "file:///etc/passwd", Events: []string{"ask"}},
-		"unknown event":     {Name: "a", Kind: notify.Slack, URL: "https://x.example", Events: []string{"policy"}},
+		"unknown event":     {Name: "a", Kind: notify.Slack, URL: "https://x.example", Events: []string{"grant"}},
 		"no events":         {Name: "a", Kind: notify.Slack, URL: "https://x.example"},
 		"command no argv":   {Name: "a", Kind: notify.Command, Events: []string{"ask"}},
 	} {

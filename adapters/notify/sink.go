@@ -15,11 +15,14 @@ const (
 	EventAnswer  = "answer"
 	EventExpired = "expired"
 	EventLevel   = "level"
+	// EventPolicy: a policy revision was activated (at start and on each
+	// reload that changes it).
+	EventPolicy = "policy"
 )
 
 // Events are the events a sink may ask for, in the order the docs list
 // them.
-var Events = []string{EventAsk, EventAnswer, EventExpired, EventLevel}
+var Events = []string{EventAsk, EventAnswer, EventExpired, EventLevel, EventPolicy}
 
 // The kinds of sink.
 const (
@@ -160,6 +163,9 @@ func (s *Sink) wants(ev *Event) bool {
 		return false
 	}
 	f := s.Filter
+	if ev.Event == EventPolicy {
+		return true // a policy belongs to no session, capability or source
+	}
 	if !strings.HasPrefix(ev.SessionID, f.SessionPrefix) {
 		return false
 	}

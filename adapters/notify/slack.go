@@ -80,6 +80,12 @@ func slackMessage(ev *Event) slackBody {
 			{Type: "section", Text: &slackText{Type: "mrkdwn", Text: "```" + cut(strings.ReplaceAll(escape(callOf(d)), "```", "`\u200b``"), 2900) + "```"}},
 			{Type: "section", Fields: fields},
 		}
+	case ev.Policy != nil:
+		title = "Policy activated: " + ev.Policy.Revision
+		blocks = []slackBlock{
+			{Type: "header", Text: &slackText{Type: "plain_text", Text: cut(visible(title), 150)}},
+			{Type: "section", Fields: []slackText{field("Revision", ev.Policy.Revision), field("Source", ev.Policy.Source)}},
+		}
 	default:
 		var s api.Session
 		_ = json.Unmarshal(ev.Session, &s)

@@ -34,9 +34,10 @@ type delivered struct {
 	ID          int64      `json:"id"`
 	Decision    *api.Event `json:"decision"`
 	Session     *api.Session
-	ConsoleURL  string            `json:"console_url"`
-	AnswerLinks map[string]string `json:"answer_links"`
-	SentAt      string            `json:"sent_at"`
+	Policy      *struct{ Revision, Source string } `json:"policy"`
+	ConsoleURL  string                             `json:"console_url"`
+	AnswerLinks map[string]string                  `json:"answer_links"`
+	SentAt      string                             `json:"sent_at"`
 	at          time.Time
 }
 
@@ -254,7 +255,7 @@ func TestNotificationsOnceAcrossReplicas(t *testing.T) {
 	db := pgtest.Start(t)
 	good := newReceiver(t)
 	cfg := writeConfig(t, t.TempDir(), "notify:\n  sinks:\n    - name: ops\n      kind: webhook\n      url: "+good.srv.URL+
-		"\n      secret_env: PDP_TEST_NOTIFY_SECRET\n      events: [ask]\n")
+		"\n      secret_env: PDP_TEST_NOTIFY_SECRET\n      events: [ask, policy]\n")
 	env := "PDP_TEST_NOTIFY_SECRET=" + notifySecret
 	a, b := serveProcess(db, cfg, env), serveProcess(db, cfg, env)
 	urlA, _ := testserver.Process(t, a, 30*time.Second)
@@ -269,7 +270,10 @@ func TestNotificationsOnceAcrossReplicas(t *testing.T) {
 		}
 		ids = append(ids, d.DecisionID)
 	}
-	good.await("every ask", func(got []delivered) bool {
+	good.await("every ask and the policy both replicas activated", func(got []delivered) bool {
+		if find(got, "policy", "") == nil {
+			return false
+		}
 		for _, id := range ids {
 			if find(got, "ask", id) == nil {
 				return false
@@ -288,15 +292,26 @@ func TestNotificationsOnceAcrossReplicas(t *testing.T) {
 	good.mu.Lock()
 	defer good.mu.Unlock()
 	count := map[string]int{}
+	policies := 0
 	for _, d := range good.got {
+		if d.Event == "policy" {
+			if d.Policy == nil || d.Policy.Revision == "" || d.Policy.Source != "builtin" || d.ID >= 0 {
+				t.Fatalf("the policy event: %+v", d)
+			}
+			policies++
+			continue
+		}
 		count[d.Decision.DecisionID]++
+	}
+	if policies != 1 {
+		t.Fatalf("the revision both replicas activated was delivered %d times", policies)
 	}
 	for _, id := range ids {
 		if count[id] != 1 {
 			t.Fatalf("ask %s delivered %d times (all: %v)", id, count[id], count)
 		}
 	}
-	if len(good.got) != len(ids) {
-		t.Fatalf("%d deliveries for %d asks", len(good.got), len(ids))
+	if len(good.got) != len(ids)+1 {
+		t.Fatalf("%d deliveries for %d asks and one policy", len(good.got), len(ids))
 	}
 }

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/adapters/notify"
+	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/internal/config"
+	"github.com/toolperm/pdp/pdp"
 )
 
 // newNotifier builds the notifications cfg.Notify describes, or nil
@@ -67,4 +69,13 @@ func startNotifier(ctx context.Context, n *notify.Notifier) (stop func()) {
 		return func() {}
 	}
 	return n.Start(ctx)
+}
+
+// policyObservers tells each of its observers of a policy activation.
+type policyObservers []policysource.Observer
+
+func (o policyObservers) PolicyActivated(p *pdp.Policy, err error) {
+	for _, each := range o {
+		each.PolicyActivated(p, err)
+	}
 }

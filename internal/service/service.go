@@ -187,7 +187,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (s *Service, err 
 	s.Engine = pdp.New(opts.Policy, parts)
 	api.Engine = s.Engine
 	if opts.Policy == nil {
-		s.Watcher = policysource.NewWatcher(src, s.Engine, policysource.WatchOptions{Poll: cfg.Policy.PollInterval, Observer: s.Metrics, Logger: logger})
+		var observer policysource.Observer = s.Metrics
+		if s.notifier != nil { // the sinks that want policy events hear of each activation
+			observer = policyObservers{s.Metrics, s.notifier}
+		}
+		s.Watcher = policysource.NewWatcher(src, s.Engine, policysource.WatchOptions{Poll: cfg.Policy.PollInterval, Observer: observer, Logger: logger})
 		if _, err := s.Watcher.Reload(ctx); err != nil {
 			if policysource.KindOf(src.Path) != policysource.HTTP {
 				return s, fmt.Errorf("no valid policy, not starting: %w", err)
