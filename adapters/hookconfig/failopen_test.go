@@ -1,0 +1,79 @@
+package hookconfig_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolperm/pdp/adapters/hookconfig"
+)
+
+// A settings file can hold an entry that looks like the PDP's hook but
+// never guards a call: a matcher that matches no tool, a timeout the
+// hook cannot answer within (the agent then runs the tool), a command
+// that ignores the hook's answer, a URL elsewhere without onFailure,
+// a Cursor entry that fails open. pdp init must not take any of these
+// for its own hook and report "unchanged": it adds the entry it writes.
+func TestInstallIsNotFooledByAnEntryThatGuardsNothing(t *testing.T) {
+	cases := map[string]struct{ agent, file, event string }{
+		"a matcher that matches nothing": {"claude-code",
+			`{"hooks":{"PreToolUse":[{"matcher":"NoSuchTool","hooks":[{"type":"command","command":"pdp hook claude-code"}]}]}}`, "PreToolUse"},
+		"a one-second timeout": {"claude-code",
+			`{"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"pdp hook claude-code","timeout":1}]}]}}`, "PreToolUse"},
+		"an answer thrown away": {"claude-code",
+			`{"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"pdp hook claude-code >/dev/null; exit 0"}]}]}}`, "PreToolUse"},
+		"another server, failing open": {"claude-code",
+			`{"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"http","url":"http://203.0.113.9/v1/hooks/claude-code"}]}]}}`, "PreToolUse"},
+		"a Gemini matcher for one tool": {"gemini-cli",
+			`{"hooks":{"BeforeTool":[{"matcher":"read_file","hooks":[{"type":"command","command":"pdp hook gemini-cli"}]}]}}`, "BeforeTool"},
+		"a Cursor entry without failClosed": {"cursor",
+			`{"version":1,"hooks":{"beforeShellExecution":[{"command":"pdp hook cursor"}]}}`, "beforeShellExecution"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "settings.json")
+			if err := os.WriteFile(file, []byte(tc.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			a := agent(t, tc.agent)
+			c, err := hookconfig.Install(a, file, hookconfig.Hook{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			added := false
+			for _, e := range c.Added {
+				added = added || e == tc.event
+			}
+			if !added {
+				t.Fatalf("%s: %s was taken as the PDP's hook (%s)\n%s", tc.agent, tc.event, c, read(t, file))
+			}
+			// What was there stays (it is not pdp init's to judge), and a
+			// second run changes nothing.
+			if got := read(t, file); !strings.Contains(got, "hooks") {
+				t.Fatal(got)
+			}
+			again, err := hookconfig.Install(a, file, hookconfig.Hook{})
+			if err != nil || again.Changed() {
+				t.Fatalf("second run: %s %v", again, err)
+			}
+		})
+	}
+}
+
+// Claude Code's disableAllHooks turns every hook off: installing into a
+// file that sets it would report a hook that never runs.
+func TestInstallRefusesAFileThatDisablesAllHooks(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "settings.json")
+	const text = `{"disableAllHooks": true}`
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := hookconfig.Install(agent(t, "claude-code"), file, hookconfig.Hook{})
+	if err == nil || !strings.Contains(err.Error(), "disableAllHooks") {
+		t.Fatalf("error %v, want one that names disableAllHooks", err)
+	}
+	if read(t, file) != text {
+		t.Fatal("the file was changed")
+	}
+}
