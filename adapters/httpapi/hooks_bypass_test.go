@@ -3,10 +3,13 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/client"
 	"github.com/toolperm/pdp/internal/testserver"
 )
@@ -105,6 +108,49 @@ func TestDecideToolNamedByAnotherAgentsKeyIsUnknown(t *testing.T) {
 		}
 		if d.Decision != client.Deny || d.Rule != "UNKNOWN_TOOL" {
 			t.Fatalf("runtime %+v: %s by %s (%s)", rt, d.Decision, d.Rule, d.Reason)
+		}
+	}
+}
+
+// A dispatcher's hook event in a session another dispatcher owns — its
+// main session, or a sub-agent under it — is a deny, and changes
+// nothing there.
+func TestHookEventInAnotherDispatchersSessionIsADeny(t *testing.T) {
+	srv := testserver.New(t, testserver.Tokens(
+		testserver.Token("alice", "a-secret", httpapi.Dispatcher), testserver.Token("bob", "b-secret", httpapi.Dispatcher),
+		testserver.Token("desk", "u-secret", httpapi.User)))
+	read := hookEvent(t, "claude-code", "alices", "Read", map[string]any{"file_path": "/home/dev/proj/go.mod"})
+	if status, body := postHook(t, srv.URL, "claude-code", "a-secret", read); status != http.StatusOK {
+		t.Fatalf("alice: %d %s", status, body)
+	}
+	sub := strings.Replace(read, `"tool_name"`, `"agent_id":"bobs-agent","tool_name"`, 1)
+	for name, event := range map[string]string{"main session": read, "a sub-agent under it": sub} {
+		t.Run(name, func(t *testing.T) {
+			status, body := postHook(t, srv.URL, "claude-code", "b-secret", event)
+			if got, why := seenInBody(t, "claude-code", status, body); got != "deny" || !strings.Contains(why, "another dispatcher") {
+				t.Fatalf("bob reads %s (%s)", got, why)
+			}
+		})
+	}
+	if _, err := client.New(srv.URL, client.WithToken("u-secret")).Sessions().Get(context.Background(), "cc:alices:agent:bobs-agent"); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("bob's sub-agent session under alice's: %v", err)
+	}
+}
+
+// The agent's own permission mode is a fact for the policy: no mode
+// loosens the shipped policy, through any agent's endpoint.
+func TestHookPermissionModeNeverLoosensTheShippedPolicy(t *testing.T) {
+	srv := testserver.New(t)
+	for _, agent := range []string{"claude-code", "codex"} {
+		for _, mode := range []string{"bypassPermissions", "acceptEdits", "dontAsk", "yolo", "full-auto", "never"} {
+			t.Run(agent+"/"+mode, func(t *testing.T) {
+				event := hookEvent(t, agent, "mode-"+mode, "Bash", map[string]any{"command": "git status"})
+				event = strings.Replace(event, `"permission_mode":"default"`, fmt.Sprintf(`"permission_mode":%q`, mode), 1)
+				status, body := postHook(t, srv.URL, agent, "", event)
+				if got, why := seenInBody(t, agent, status, body); got == "allow" {
+					t.Fatalf("%s in %s: allow (%s)", agent, mode, why)
+				}
+			})
 		}
 	}
 }
