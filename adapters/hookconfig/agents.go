@@ -138,19 +138,35 @@ func (a Agent) handler(h Hook) (*object, error) {
 	return o, nil
 }
 
-// ours says whether a hook entry is the PDP's hook for this agent: a
-// command running `pdp hook <agent>` (by any path to pdp), or an HTTP
-// hook to /v1/hooks/<agent>.
+// ours says whether a hook entry is the PDP's hook for this agent, as
+// pdp init writes it: a command that is `pdp hook <agent>` (by any path
+// to pdp) with nothing but its flags after it, or an HTTP hook to
+// /v1/hooks/<agent> that sends a bearer token from a variable it allows.
+// A command that only names the hook (`echo pdp hook …`, `x && pdp hook
+// …`), or another server's hook endpoint on the same path, is not its
+// own: --remove leaves it.
 func (a Agent) ours(v any) bool {
 	o, ok := v.(*object)
 	if !ok {
 		return false
 	}
 	if cmd, ok := o.vals["command"].(string); ok {
-		return regexp.MustCompile(`(^|[/\s])pdp hook ` + regexp.QuoteMeta(a.Name) + `(\s|$)`).MatchString(cmd)
+		return regexp.MustCompile(`^\s*(\S*/)?pdp hook ` + regexp.QuoteMeta(a.Name) + `(\s+[^\s;&|<>()$` + "`" + `'"\\]+)*\s*$`).MatchString(cmd)
 	}
-	if url, ok := o.vals["url"].(string); ok {
-		return strings.HasSuffix(strings.TrimRight(url, "/"), "/v1/hooks/"+a.Name)
+	url, ok := o.vals["url"].(string)
+	if !ok || !strings.HasSuffix(strings.TrimRight(url, "/"), "/v1/hooks/"+a.Name) {
+		return false
+	}
+	headers, _ := o.vals["headers"].(*object)
+	allowed, _ := o.vals["allowedEnvVars"].([]any)
+	if headers == nil {
+		return false
+	}
+	auth, _ := headers.vals["Authorization"].(string)
+	for _, name := range allowed {
+		if n, ok := name.(string); ok && auth == "Bearer $"+n {
+			return true
+		}
 	}
 	return false
 }

@@ -3,6 +3,7 @@ package hookconfig_test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -75,5 +76,41 @@ func TestInstallRefusesAFileThatDisablesAllHooks(t *testing.T) {
 	}
 	if read(t, file) != text {
 		t.Fatal("the file was changed")
+	}
+}
+
+// --remove takes out what pdp init writes and nothing that only mentions
+// it: another guard's HTTP hook on the same path (NeMo Guardrails'
+// hooks server serves /v1/hooks/claude-code), a user's command that
+// merely names `pdp hook claude-code`, one that runs it after something
+// else. Taking those out would switch off a guard that is not the PDP's.
+func TestRemoveLeavesHooksThatOnlyLookLikeItsOwn(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "settings.json")
+	const theirs = `{"hooks":{"PreToolUse":[{"matcher":"*","hooks":[` +
+		`{"type":"http","url":"http://127.0.0.1:8000/v1/hooks/claude-code"},` +
+		`{"type":"command","command":"echo pdp hook claude-code >> /tmp/audit.log"},` +
+		`{"type":"command","command":"./guard.sh && pdp hook claude-code"}]}]}}`
+	if err := os.WriteFile(file, []byte(theirs), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := agent(t, "claude-code")
+	for _, h := range []hookconfig.Hook{{}, {HTTP: true, URL: "http://pdp.internal:8181"}, {URL: "http://10.0.0.5:8181"}} {
+		if _, err := hookconfig.Install(a, file, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// pdp's own entries, also by a path to pdp and with flags of its own.
+	raw := strings.Replace(read(t, file), `"command": "pdp hook claude-code --url http://10.0.0.5:8181"`, `"command": "/usr/local/bin/pdp hook claude-code --url http://10.0.0.5:8181 --wait 30s"`, 1)
+	if err := os.WriteFile(file, []byte(raw), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := hookconfig.Remove(a, file)
+	if err != nil || !c.Changed() {
+		t.Fatalf("%s %v", c, err)
+	}
+	got := decoded(t, read(t, file))
+	want := decoded(t, theirs)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("after --remove:\n%s\nwant what was there before pdp init:\n%s", read(t, file), theirs)
 	}
 }
