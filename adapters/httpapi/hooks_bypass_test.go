@@ -154,3 +154,20 @@ func TestHookPermissionModeNeverLoosensTheShippedPolicy(t *testing.T) {
 		}
 	}
 }
+
+// A Claude Code PermissionRequest whose tool_input does not decode is
+// not answered as a call without arguments (a Write of no file, allowed
+// at READ_WRITE): it is refused, and never allowed.
+func TestHookPermissionRequestWithAnUndecodableInputIsNotAllowed(t *testing.T) {
+	srv := testserver.New(t)
+	if _, err := client.New(srv.URL).Sessions().Create(context.Background(), client.Session{ID: "cc:pr", Workspace: "/home/dev/proj", PermissionLevel: "READ_WRITE"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, input := range []string{`["/etc/passwd"]`, `"/etc/passwd"`, `7`} {
+		event := `{"session_id":"pr","cwd":"/home/dev/proj","hook_event_name":"PermissionRequest","tool_name":"Write","tool_input":` + input + `}`
+		status, body := postHook(t, srv.URL, "claude-code", "", event)
+		if status != http.StatusOK || strings.Contains(body, `"allow"`) || !strings.Contains(body, "deny") {
+			t.Fatalf("tool_input %s: %d %s", input, status, body)
+		}
+	}
+}
