@@ -171,3 +171,42 @@ func TestHookPermissionRequestWithAnUndecodableInputIsNotAllowed(t *testing.T) {
 		}
 	}
 }
+
+// runtime.agent picks an agent's own catalogue entry; naming another
+// agent does not make a path the shared entry judges go unjudged. In a
+// FULL session (where inside the workspace is allowed), each spoof with
+// an outside path in an argument the chosen entry does not declare is
+// still denied as outside the workspace.
+func TestDecideRuntimeAgentSpoofingHidesNoPath(t *testing.T) {
+	srv := testserver.New(t)
+	c := client.New(srv.URL)
+	if _, err := c.Sessions().Create(context.Background(), client.Session{ID: "rt-spoof", Workspace: "/home/dev/proj", PermissionLevel: "FULL"}); err != nil {
+		t.Fatal(err)
+	}
+	probes := []struct {
+		agent, tool string
+		args        map[string]any
+	}{
+		{"gemini-cli", "read_file", map[string]any{"path": "/etc/shadow"}},
+		{"gemini-cli", "write_file", map[string]any{"path": "/etc/cron.d/x"}},
+		{"gemini-cli", "glob", map[string]any{"pattern": "/etc/**"}},
+		{"gemini-cli", "grep_search", map[string]any{"pattern": "x", "path": "/etc"}},
+		{"gemini-cli", "replace", map[string]any{"path": "/etc/passwd"}},
+		{"cursor", "Read", map[string]any{"notebook_path": "/etc/shadow"}},
+		{"cursor", "Glob", map[string]any{"pattern": "/etc/**", "path": "/etc"}},
+		{"cursor", "Grep", map[string]any{"pattern": "x", "path": "/etc"}},
+		{"cursor", "LS", map[string]any{"dir_path": "/etc"}},
+		{"cursor", "Shell", map[string]any{"command": "ls", "workdir": "/etc"}},
+		{"codex", "shell", map[string]any{"argv": []any{"ls"}, "cwd": "/etc"}},
+		{"codex", "apply_patch", map[string]any{"patch": "*** Begin Patch\n*** Add File: /etc/x\n+x\n*** End Patch\n"}},
+	}
+	for _, p := range probes {
+		d, err := c.Decide(context.Background(), client.DecideRequest{SessionID: "rt-spoof", Tool: p.tool, Args: p.args, Cwd: "/home/dev/proj", Runtime: &client.Runtime{Agent: p.agent}}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Decision != client.Deny || d.Rule != "OUTSIDE_WORKSPACE" {
+			t.Errorf("runtime %s, %s %v: %s by %s (%s)", p.agent, p.tool, p.args, d.Decision, d.Rule, d.Reason)
+		}
+	}
+}
