@@ -153,21 +153,28 @@ func eventEntries(hooks *object, event string) ([]any, error) {
 	return entries, nil
 }
 
-// hasOurs says whether an event's entries run the PDP's hook.
-func (a Agent) hasOurs(entries []any) bool {
+// guarded says whether an event's entries run the PDP's hook on every
+// tool: in a group with the matcher pdp init writes, and for Cursor
+// with failClosed.
+func (a Agent) guarded(entries []any) bool {
 	for _, e := range entries {
 		if a.flat {
-			if a.ours(e) {
+			if o, ok := e.(*object); ok && a.ours(o) && o.vals["failClosed"] == true {
 				return true
 			}
 			continue
 		}
-		if g, ok := e.(*object); ok {
-			if inner, ok := g.vals["hooks"].([]any); ok {
-				for _, h := range inner {
-					if a.ours(h) {
-						return true
-					}
+		g, ok := e.(*object)
+		if !ok {
+			continue
+		}
+		if m, has := g.vals["matcher"]; (a.matcher == "" && has) || (a.matcher != "" && m != a.matcher) {
+			continue
+		}
+		if inner, ok := g.vals["hooks"].([]any); ok {
+			for _, h := range inner {
+				if a.ours(h) {
+					return true
 				}
 			}
 		}
@@ -279,7 +286,8 @@ func (a Agent) without(entries []any) ([]any, bool) {
 	return kept, took
 }
 
-// Configured says whether file has the PDP's hook for the agent.
+// Configured says whether file has the PDP's hook for the agent on every
+// event pdp init installs it for, guarding every tool.
 func Configured(a Agent, file string) (bool, error) {
 	raw, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -296,13 +304,13 @@ func Configured(a Agent, file string) (bool, error) {
 	if err != nil || hooks == nil {
 		return false, err
 	}
-	for _, event := range hooks.keys {
+	for _, event := range a.events {
 		entries, err := eventEntries(hooks, event)
-		if err == nil && a.hasOurs(entries) {
-			return true, nil
+		if err != nil || !a.guarded(entries) {
+			return false, nil
 		}
 	}
-	return false, nil
+	return true, nil
 }
 
 // edit reads file (none is an empty object), applies change and, when it

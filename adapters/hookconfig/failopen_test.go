@@ -1,6 +1,7 @@
 package hookconfig_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -112,5 +113,45 @@ func TestRemoveLeavesHooksThatOnlyLookLikeItsOwn(t *testing.T) {
 	want := decoded(t, theirs)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("after --remove:\n%s\nwant what was there before pdp init:\n%s", read(t, file), theirs)
+	}
+}
+
+// pdp init's listing says "configured" only for a file whose hook guards
+// every tool on every event pdp init installs it for.
+func TestConfiguredOnlyWhenEveryToolIsGuarded(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]struct {
+		agent, text string
+		want        bool
+	}{
+		"a matcher that matches nothing": {"claude-code", `{"hooks":{"PreToolUse":[{"matcher":"NoSuchTool","hooks":[{"type":"command","command":"pdp hook claude-code"}]}]}}`, false},
+		"after the call only":            {"claude-code", `{"hooks":{"PostToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"pdp hook claude-code"}]}]}}`, false},
+		"cursor without failClosed":      {"cursor", `{"version":1,"hooks":{"preToolUse":[{"command":"pdp hook cursor"}],"beforeShellExecution":[{"command":"pdp hook cursor"}],"beforeMCPExecution":[{"command":"pdp hook cursor"}],"beforeReadFile":[{"command":"pdp hook cursor"}]}}`, false},
+		"nothing":                        {"codex", `{}`, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".json")
+			if err := os.WriteFile(file, []byte(tc.text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := hookconfig.Configured(agent(t, tc.agent), file); err != nil || got != tc.want {
+				t.Fatalf("configured %t %v, want %t", got, err, tc.want)
+			}
+		})
+	}
+	for _, a := range hookconfig.Agents {
+		for _, h := range []hookconfig.Hook{{}, {HTTP: true}} {
+			if h.HTTP && a.Name != "claude-code" {
+				continue
+			}
+			file := filepath.Join(dir, a.Name+fmt.Sprint(h.HTTP)+".json")
+			if _, err := hookconfig.Install(a, file, h); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := hookconfig.Configured(a, file); err != nil || !got {
+				t.Fatalf("%s %+v after Install: configured %t %v", a.Name, h, got, err)
+			}
+		}
 	}
 }
