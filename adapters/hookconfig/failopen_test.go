@@ -1,8 +1,11 @@
 package hookconfig_test
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -101,7 +104,7 @@ func TestRemoveLeavesHooksThatOnlyLookLikeItsOwn(t *testing.T) {
 		}
 	}
 	// pdp's own entries, also by a path to pdp and with flags of its own.
-	raw := strings.Replace(read(t, file), `"command": "pdp hook claude-code --url http://10.0.0.5:8181"`, `"command": "/usr/local/bin/pdp hook claude-code --url http://10.0.0.5:8181 --wait 30s"`, 1)
+	raw := strings.Replace(read(t, file), `"command": "pdp hook claude-code --url http://10.0.0.5:8181 || exit 2"`, `"command": "/usr/local/bin/pdp hook claude-code --url http://10.0.0.5:8181 --wait 30s"`, 1)
 	if err := os.WriteFile(file, []byte(raw), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -153,5 +156,39 @@ func TestConfiguredOnlyWhenEveryToolIsGuarded(t *testing.T) {
 				t.Fatalf("%s %+v after Install: configured %t %v", a.Name, h, got, err)
 			}
 		}
+	}
+}
+
+// The hook command pdp init writes blocks the call when it cannot run at
+// all — pdp not on the agent's PATH, killed by a signal: Claude Code,
+// Codex and Gemini CLI take any status but 0 and 2 for a failed hook and
+// run the tool. Run as the agents run it, by a shell.
+func TestHookCommandBlocksWhenItCannotRun(t *testing.T) {
+	for _, name := range []string{"claude-code", "codex", "gemini-cli"} {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "settings.json")
+			if _, err := hookconfig.Install(agent(t, name), file, hookconfig.Hook{}); err != nil {
+				t.Fatal(err)
+			}
+			var v struct {
+				Hooks map[string][]struct {
+					Hooks []struct{ Command string }
+				}
+			}
+			if err := json.Unmarshal([]byte(read(t, file)), &v); err != nil {
+				t.Fatal(err)
+			}
+			for event, groups := range v.Hooks {
+				command := groups[0].Hooks[0].Command
+				cmd := exec.Command("/bin/sh", "-c", command)
+				cmd.Env = []string{"PATH=" + t.TempDir()} // no pdp there
+				cmd.Stdin = strings.NewReader("{}")
+				err := cmd.Run()
+				var exit *exec.ExitError
+				if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+					t.Fatalf("%s: %q without pdp: %v, want exit status 2", event, command, err)
+				}
+			}
+		})
 	}
 }
