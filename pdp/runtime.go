@@ -46,9 +46,11 @@ func runtimeInput(rt *api.Runtime) map[string]any {
 // Lookup is the catalogue entry of a tool as the named runtime calls it:
 // "<agent>/<tool>" when the catalogue declares the tool for that agent
 // (the same name means different things in two agents), else "<tool>".
-// capability.rego looks the entry up the same way.
+// capability.rego looks the entry up the same way. A tool name with a
+// "/" is no catalogue key of its own: "codex/apply_patch" named by
+// another runtime (or by none) is an unknown tool, never Codex's entry.
 func (c Catalogue) Lookup(rt *api.Runtime, tool string) (ToolEntry, bool) {
-	if tool == "" {
+	if tool == "" || strings.Contains(tool, "/") {
 		return ToolEntry{}, false
 	}
 	if rt != nil && rt.Agent != "" {

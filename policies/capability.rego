@@ -35,10 +35,15 @@ tool_capability := cap if {
 # tool_entry is the tool's catalogue entry as the calling runtime names
 # it: "<agent>/<tool>" when the catalogue declares the tool for that agent
 # (the same name can mean different things in two agents), else "<tool>".
-# The engine's workspace check looks the entry up the same way.
+# The engine's workspace check looks the entry up the same way. A tool
+# name with a "/" has no entry: another agent's "<agent>/<tool>" is an
+# unknown tool, never that agent's entry.
 tool_entry := data.tools[concat("/", [input.runtime.agent, input.tool])] if {
 	is_string(input.runtime.agent)
-} else := data.tools[input.tool]
+	not contains(input.tool, "/")
+} else := data.tools[input.tool] if {
+	not contains(input.tool, "/")
+}
 
 # command_given: the call carries a command, which the engine has parsed
 # (or tried to: shell facts always say whether it parsed). Read through

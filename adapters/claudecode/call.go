@@ -21,7 +21,11 @@ const PermissionRequest = "PermissionRequest"
 // after a call record its outcome.
 func Parse(raw []byte) (hookflow.Call, error) {
 	ev, err := ReadEvent(bytes.NewReader(raw))
-	if err != nil && !(ev.HookEventName == PermissionRequest && ev.ToolName != "" && ev.SessionID != "") {
+	// ReadEvent takes no PermissionRequest; one that decodes whole and
+	// names its tool and session is taken here. One whose fields do not
+	// decode is refused like any event: the fields left out (tool_input,
+	// agent_id) would be judged as absent.
+	if err != nil && !(ev.HookEventName == PermissionRequest && ev.ToolName != "" && ev.SessionID != "" && json.Unmarshal(raw, &Event{}) == nil) {
 		return hookflow.Call{}, err
 	}
 	c := hookflow.Call{Agent: Agent, Event: ev.HookEventName, Session: ev.MainSession(), Child: ev.ChildSession(),

@@ -21,5 +21,10 @@ func TestMalformedEvents(t *testing.T) {
 		"not JSON":      {`{`, "not JSON"},
 		"another event": {`{"session_id":"s","hook_event_name":"UserPromptSubmit","tool_name":"Bash"}`, "not one this hook takes"},
 		"no session":    {`{"hook_event_name":"PermissionRequest","tool_name":"Bash"}`, "not one this hook takes"},
+		// A PermissionRequest whose fields do not decode is refused as a
+		// PreToolUse is: a tool_input left out would judge a Write of no
+		// file, a sub-agent's id left out the main session.
+		"permission request, tool_input not an object": {`{"session_id":"s","hook_event_name":"PermissionRequest","tool_name":"Write","tool_input":["/etc/passwd"]}`, "not JSON"},
+		"permission request, agent_id not a string":    {`{"session_id":"s","hook_event_name":"PermissionRequest","tool_name":"Read","tool_input":{},"agent_id":7}`, "not JSON"},
 	})
 }

@@ -90,6 +90,11 @@ type Hook struct {
 
 const defaultURL = "http://127.0.0.1:8181"
 
+// failClosed ends the hook command of the agents without a failClosed
+// setting (Claude Code, Codex, Gemini CLI): every status but the hook's
+// own 0 becomes 2, the status that blocks the call.
+const failClosed = " || exit 2"
+
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // handler is the hook entry for the agent.
@@ -128,6 +133,10 @@ func (a Agent) handler(h Hook) (*object, error) {
 		command += " --url " + h.URL
 	}
 	if !a.flat {
+		// A hook that cannot run at all (pdp not on the agent's PATH, killed)
+		// exits with another status, which these agents take for a failed
+		// hook and run the tool; exit status 2 blocks in all three.
+		command += failClosed
 		o.set("type", "command")
 	}
 	o.set("command", command)
@@ -138,19 +147,35 @@ func (a Agent) handler(h Hook) (*object, error) {
 	return o, nil
 }
 
-// ours says whether a hook entry is the PDP's hook for this agent: a
-// command running `pdp hook <agent>` (by any path to pdp), or an HTTP
-// hook to /v1/hooks/<agent>.
+// ours says whether a hook entry is the PDP's hook for this agent, as
+// pdp init writes it: a command that is `pdp hook <agent>` (by any path
+// to pdp) with nothing but its flags and `|| exit 2` after it, or an HTTP hook to
+// /v1/hooks/<agent> that sends a bearer token from a variable it allows.
+// A command that only names the hook (`echo pdp hook …`, `x && pdp hook
+// …`), or another server's hook endpoint on the same path, is not its
+// own: --remove leaves it.
 func (a Agent) ours(v any) bool {
 	o, ok := v.(*object)
 	if !ok {
 		return false
 	}
 	if cmd, ok := o.vals["command"].(string); ok {
-		return regexp.MustCompile(`(^|[/\s])pdp hook ` + regexp.QuoteMeta(a.Name) + `(\s|$)`).MatchString(cmd)
+		return regexp.MustCompile(`^\s*(\S*/)?pdp hook ` + regexp.QuoteMeta(a.Name) + `(\s+[^\s;&|<>()$` + "`" + `'"\\]+)*(\s*\|\|\s*exit 2)?\s*$`).MatchString(cmd)
 	}
-	if url, ok := o.vals["url"].(string); ok {
-		return strings.HasSuffix(strings.TrimRight(url, "/"), "/v1/hooks/"+a.Name)
+	url, ok := o.vals["url"].(string)
+	if !ok || !strings.HasSuffix(strings.TrimRight(url, "/"), "/v1/hooks/"+a.Name) {
+		return false
+	}
+	headers, _ := o.vals["headers"].(*object)
+	allowed, _ := o.vals["allowedEnvVars"].([]any)
+	if headers == nil {
+		return false
+	}
+	auth, _ := headers.vals["Authorization"].(string)
+	for _, name := range allowed {
+		if n, ok := name.(string); ok && auth == "Bearer $"+n {
+			return true
+		}
 	}
 	return false
 }

@@ -60,6 +60,9 @@ func Install(a Agent, file string, h Hook) (Change, error) {
 				return nil, nil, fmt.Errorf(`"version" is %v, not the %d this hook configuration is written for`, v, a.version)
 			}
 		}
+		if off, _ := root.get("disableAllHooks"); a.Name == "claude-code" && off == true {
+			return nil, nil, errors.New(`"disableAllHooks" is true, so Claude Code would run no hook of this file`)
+		}
 		hooks, err := hooksOf(root, true)
 		if err != nil {
 			return nil, nil, err
@@ -70,7 +73,7 @@ func Install(a Agent, file string, h Hook) (Change, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			if a.hasOurs(entries) {
+			if a.hasExactly(entries, handler) {
 				continue
 			}
 			var entry any = handler
@@ -150,26 +153,96 @@ func eventEntries(hooks *object, event string) ([]any, error) {
 	return entries, nil
 }
 
-// hasOurs says whether an event's entries run the PDP's hook.
-func (a Agent) hasOurs(entries []any) bool {
+// guarded says whether an event's entries run the PDP's hook on every
+// tool: in a group with the matcher pdp init writes, and for Cursor
+// with failClosed.
+func (a Agent) guarded(entries []any) bool {
 	for _, e := range entries {
 		if a.flat {
-			if a.ours(e) {
+			if o, ok := e.(*object); ok && a.ours(o) && o.vals["failClosed"] == true {
 				return true
 			}
 			continue
 		}
-		if g, ok := e.(*object); ok {
-			if inner, ok := g.vals["hooks"].([]any); ok {
-				for _, h := range inner {
-					if a.ours(h) {
-						return true
-					}
+		g, ok := e.(*object)
+		if !ok {
+			continue
+		}
+		if m, has := g.vals["matcher"]; (a.matcher == "" && has) || (a.matcher != "" && m != a.matcher) {
+			continue
+		}
+		if inner, ok := g.vals["hooks"].([]any); ok {
+			for _, h := range inner {
+				if a.ours(h) {
+					return true
 				}
 			}
 		}
 	}
 	return false
+}
+
+// hasExactly says whether an event's entries hold the very entry
+// Install writes (in a group with its matcher). An entry that only looks
+// like the PDP's hook — another matcher, a timeout, a wrapped command,
+// another URL, no failClosed — may guard nothing, so it does not count:
+// Install adds its own beside it.
+func (a Agent) hasExactly(entries []any, handler *object) bool {
+	for _, e := range entries {
+		if a.flat {
+			if same(e, handler) {
+				return true
+			}
+			continue
+		}
+		g, ok := e.(*object)
+		if !ok {
+			continue
+		}
+		m, hasMatcher := g.vals["matcher"]
+		if (a.matcher == "" && hasMatcher) || (a.matcher != "" && m != a.matcher) {
+			continue
+		}
+		if inner, ok := g.vals["hooks"].([]any); ok {
+			for _, h := range inner {
+				if same(h, handler) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// same says whether two decoded JSON values are equal, members in any
+// order.
+func same(x, y any) bool {
+	switch x := x.(type) {
+	case *object:
+		y, ok := y.(*object)
+		if !ok || len(x.vals) != len(y.vals) {
+			return false
+		}
+		for k, v := range x.vals {
+			w, ok := y.vals[k]
+			if !ok || !same(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := y.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !same(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return x == y
 }
 
 // without is entries less the PDP's hooks, and whether there were any.
@@ -213,7 +286,8 @@ func (a Agent) without(entries []any) ([]any, bool) {
 	return kept, took
 }
 
-// Configured says whether file has the PDP's hook for the agent.
+// Configured says whether file has the PDP's hook for the agent on every
+// event pdp init installs it for, guarding every tool.
 func Configured(a Agent, file string) (bool, error) {
 	raw, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -230,13 +304,13 @@ func Configured(a Agent, file string) (bool, error) {
 	if err != nil || hooks == nil {
 		return false, err
 	}
-	for _, event := range hooks.keys {
+	for _, event := range a.events {
 		entries, err := eventEntries(hooks, event)
-		if err == nil && a.hasOurs(entries) {
-			return true, nil
+		if err != nil || !a.guarded(entries) {
+			return false, nil
 		}
 	}
-	return false, nil
+	return true, nil
 }
 
 // edit reads file (none is an empty object), applies change and, when it

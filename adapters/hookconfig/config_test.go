@@ -79,7 +79,7 @@ func TestInstallKeepsEverythingElseAndRemoveTakesOnlyItsOwn(t *testing.T) {
 	if len(pre) != 2 || !strings.Contains(got, "./lint-commands.sh <args>") || !strings.Contains(got, `"notify-send done"`) {
 		t.Fatalf("the other hooks are not kept:\n%s", got)
 	}
-	if pre[1].(map[string]any)["hooks"].([]any)[0].(map[string]any)["command"] != "pdp hook claude-code" {
+	if pre[1].(map[string]any)["hooks"].([]any)[0].(map[string]any)["command"] != "pdp hook claude-code || exit 2" {
 		t.Fatalf("%v", pre[1])
 	}
 	// Order and numbers as they were: "model" first, "env" last, "1.50" a string still.
@@ -133,8 +133,8 @@ func TestInstallIntoAFreshFile(t *testing.T) {
         ]
       }
     ],`},
-		"codex":      {hookconfig.Hook{}, `{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"pdp hook codex"}]}],"PermissionRequest":[{"hooks":[{"type":"command","command":"pdp hook codex"}]}],"PostToolUse":[{"hooks":[{"type":"command","command":"pdp hook codex"}]}]}}`},
-		"gemini-cli": {hookconfig.Hook{URL: "http://10.0.0.5:8181"}, `{"hooks":{"BeforeTool":[{"matcher":".*","hooks":[{"type":"command","command":"pdp hook gemini-cli --url http://10.0.0.5:8181"}]}]}}`},
+		"codex":      {hookconfig.Hook{}, `{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"pdp hook codex || exit 2"}]}],"PermissionRequest":[{"hooks":[{"type":"command","command":"pdp hook codex || exit 2"}]}],"PostToolUse":[{"hooks":[{"type":"command","command":"pdp hook codex || exit 2"}]}]}}`},
+		"gemini-cli": {hookconfig.Hook{URL: "http://10.0.0.5:8181"}, `{"hooks":{"BeforeTool":[{"matcher":".*","hooks":[{"type":"command","command":"pdp hook gemini-cli --url http://10.0.0.5:8181 || exit 2"}]}]}}`},
 		"cursor":     {hookconfig.Hook{}, `{"version":1,"hooks":{"preToolUse":[{"command":"pdp hook cursor","failClosed":true}],"beforeShellExecution":[{"command":"pdp hook cursor","failClosed":true}],"beforeMCPExecution":[{"command":"pdp hook cursor","failClosed":true}],"beforeReadFile":[{"command":"pdp hook cursor","failClosed":true}]}}`},
 	}
 	for name, tc := range cases {

@@ -71,6 +71,11 @@ func (s *Server) hookAnswers(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// hookRoute is the route of the hook endpoint.
+const hookRoute = "/v1/hooks/:agent"
+
+func isHookRoute(c echo.Context) bool { return c.Path() == hookRoute }
+
 func hookAgentNames() []string {
 	names := make([]string, 0, len(hookAgents))
 	for n := range hookAgents {
@@ -86,9 +91,12 @@ func hookAgentNames() []string {
 // in the agent's own output.
 func (s *Server) hook(c echo.Context) error {
 	a := hookAgents[c.Param("agent")]
-	raw, err := io.ReadAll(c.Request().Body)
+	raw, err := io.ReadAll(io.LimitReader(c.Request().Body, s.cfg.MaxBodyBytes+1))
 	if err != nil {
 		return fail(http.StatusBadRequest, "invalid_json", "reading the hook event: %v", err)
+	}
+	if int64(len(raw)) > s.cfg.MaxBodyBytes {
+		return fail(http.StatusRequestEntityTooLarge, "body_too_large", "the hook event is larger than the server's limit of %d bytes (server.max_body_bytes)", s.cfg.MaxBodyBytes)
 	}
 	call, err := a.parse(raw)
 	c.Set(hookCallKey, call)

@@ -136,7 +136,9 @@ func New(cfg Config) *echo.Echo {
 	e.Use(s.logRequests)
 	e.Use(middleware.Recover())
 	e.Use(s.sameOrigin)
-	e.Use(middleware.BodyLimit(strconv.FormatInt(cfg.MaxBodyBytes, 10) + "B"))
+	// The hook endpoint bounds its body itself, so that an event over the
+	// limit is the agent's deny, not a 413 the agent runs the tool on.
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: strconv.FormatInt(cfg.MaxBodyBytes, 10) + "B", Skipper: isHookRoute}))
 	e.Use(s.authenticate)
 	s.routes(e)
 	return e
@@ -160,7 +162,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/v1/decisions/by-tool-use/:id/outcome", s.outcome, s.require(Dispatcher))
 	// Each agent's own hook input and output; every failure, a refused
 	// token included, is answered as the agent's deny (hooks.go).
-	e.POST("/v1/hooks/:agent", s.hook, s.hookAnswers, s.require(Dispatcher))
+	e.POST(hookRoute, s.hook, s.hookAnswers, s.require(Dispatcher))
 	e.GET("/v1/events", s.events, s.require(anyone...))
 	e.GET("/v1/access-events", s.listAccessEvents, s.require(Auditor))
 	e.GET("/v1/suggestions", s.listSuggestions, s.require(User, Auditor, Dispatcher))

@@ -40,8 +40,8 @@ the PDP's inbox, and --wait never takes it for an answer.
 
 Install it for every tool in .claude/settings.json (or run pdp init --agent claude-code):
 
-  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"pdp hook claude-code"}]}],
-            "PostToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"pdp hook claude-code"}]}]}}`
+  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"pdp hook claude-code || exit 2"}]}],
+            "PostToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"pdp hook claude-code || exit 2"}]}]}}`
 
 const codexShort = "Codex CLI hook: PreToolUse and PermissionRequest ask the PDP; an ask is held for a person, then denied"
 
@@ -71,7 +71,7 @@ Install it in ~/.codex/config.toml (or run pdp init --agent codex):
   matcher = ".*"
   [[hooks.PreToolUse.hooks]]
   type = "command"
-  command = "pdp hook codex"`
+  command = "pdp hook codex || exit 2"`
 
 const geminiShort = "Gemini CLI hook: BeforeTool asks the PDP"
 
@@ -90,7 +90,7 @@ for hooks). Gemini CLI's default hook timeout is 60 s: keep --timeout plus
 
 Install it in .gemini/settings.json (or run pdp init --agent gemini-cli):
 
-  {"hooks":{"BeforeTool":[{"matcher":".*","hooks":[{"type":"command","command":"pdp hook gemini-cli"}]}]}}`
+  {"hooks":{"BeforeTool":[{"matcher":".*","hooks":[{"type":"command","command":"pdp hook gemini-cli || exit 2"}]}]}}`
 
 const cursorShort = "Cursor hook: preToolUse, beforeShellExecution, beforeMCPExecution and beforeReadFile ask the PDP"
 

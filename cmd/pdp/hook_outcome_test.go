@@ -241,7 +241,9 @@ func TestREADMEClaudeCodeSettings(t *testing.T) {
 		if len(entries) != 1 || entries[0].Matcher != "*" || len(entries[0].Hooks) != 1 || entries[0].Hooks[0].Type != "command" {
 			t.Fatalf("%s: %+v", event, entries)
 		}
-		args := strings.Fields(entries[0].Hooks[0].Command)
+		// The shell's "|| exit 2" blocks a hook that cannot run at all;
+		// the hook's own arguments come before it.
+		args := strings.Fields(strings.TrimSuffix(entries[0].Hooks[0].Command, " || exit 2"))
 		if len(args) < 3 || args[0] != "pdp" || args[1] != "hook" || args[2] != "claude-code" {
 			t.Fatalf("%s runs %q", event, entries[0].Hooks[0].Command)
 		}

@@ -29,7 +29,11 @@ configuration so every tool call asks the PDP:
                preToolUse, beforeShellExecution, beforeMCPExecution, beforeReadFile
                ("version": 1, "failClosed": true)
 
-The hook is the command "pdp hook <agent>" (with --url, "pdp hook <agent> --url U").
+The hook is the command "pdp hook <agent> || exit 2" (with --url, "pdp hook
+<agent> --url U || exit 2"): a hook that cannot run (pdp not on the agent's
+PATH) exits 2, which blocks the call, instead of another status on which
+Claude Code, Codex and Gemini CLI run the tool; Cursor's entry is
+"pdp hook cursor" with "failClosed": true.
 With --http (Claude Code only) it is an HTTP hook to U/v1/hooks/claude-code
 with "onFailure": "block" and the token from $PDP_TOKEN (--token-env) through
 "headers" and "allowedEnvVars".

@@ -139,13 +139,35 @@ func TestInitWritesAHookThatRuns(t *testing.T) {
 	}
 	command := s.Hooks["BeforeTool"][0].Hooks[0].Command
 	// The agent runs "pdp …" through a shell; here pdp is this test binary.
-	fields := strings.Fields(command)
-	if fields[0] != "pdp" {
+	if !strings.HasPrefix(command, "pdp ") {
 		t.Fatalf("command %q", command)
 	}
-	r := runAgentHookArgs(t, fields[1:], agentEvent(t, "geminicli", "before_read_outside.json"))
-	if got, why := seenBy["gemini-cli"](r); got != "deny" || !strings.Contains(why, "OUTSIDE_WORKSPACE") {
+	bin := t.TempDir()
+	if err := os.Symlink(os.Args[0], filepath.Join(bin, "pdp")); err != nil {
+		t.Fatal(err)
+	}
+	run := func(path string) hookRun {
+		cmd := pdpProcess(nil, "PATH="+path, "GEMINI_PROJECT_DIR=", "CLAUDE_PROJECT_DIR=")
+		cmd.Path, cmd.Args = "/bin/sh", []string{"/bin/sh", "-c", command}
+		cmd.Stdin = strings.NewReader(agentEvent(t, "geminicli", "before_read_outside.json"))
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		r := hookRun{out.String(), errOut.String(), 0}
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			r.exit = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if got, why := seenBy["gemini-cli"](run(bin + ":" + os.Getenv("PATH"))); got != "deny" || !strings.Contains(why, "OUTSIDE_WORKSPACE") {
 		t.Fatalf("%s (%s)", got, why)
+	}
+	// Without pdp on the PATH the command still blocks (exit status 2).
+	if r := run(t.TempDir()); r.exit != 2 {
+		t.Fatalf("without pdp: %+v", r)
 	}
 }
 
