@@ -161,6 +161,7 @@ test_agent_entries_are_the_agents_own if {
 	toolperm.capability == "fs.read" with input as {"tool": "Read", "runtime": {"agent": "claude-code"}}
 	toolperm.capability == "fs.read" with input as {"tool": "Read", "runtime": {}}
 	not toolperm.capability with input as {"tool": "frobnicate", "runtime": {"agent": "cursor"}}
+
 	# An entry's own key is no tool name: another agent's (or no
 	# runtime's) "cursor/Edit" is an unknown tool.
 	not toolperm.capability with input as {"tool": "cursor/Edit"}
