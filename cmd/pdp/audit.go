@@ -54,6 +54,19 @@ func openTrail(cmd *cobra.Command) (service.Database, config.Config, error) {
 	return store, cfg, err
 }
 
+// withTrailAndPolicy opens the configured database (openTrail) and loads
+// the configured policy (replay's candidate, the policy suggestions are
+// judged by), gives both to use and closes the database.
+func withTrailAndPolicy(cmd *cobra.Command, use func(context.Context, *pdp.Policy, service.Database) error) error {
+	return withTrail(cmd, func(store service.Database, cfg config.Config) error {
+		policy, err := service.LoadPolicy(cmd.Context(), cfg.Policy)
+		if err != nil {
+			return err
+		}
+		return use(cmd.Context(), policy, store)
+	})
+}
+
 // withTrail opens the configured database (openTrail), gives it to use
 // and closes it.
 func withTrail(cmd *cobra.Command, use func(service.Database, config.Config) error) error {

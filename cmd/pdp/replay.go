@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -56,41 +57,29 @@ Safe while a server runs on the same database. Exit status 0, or 3 when
 				}
 				filter.Since = t
 			}
-			cfg, err := loadConfig(cmd)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			policy, err := service.LoadPolicy(ctx, cfg.Policy)
-			if err != nil {
-				return err
-			}
-			store, err := service.OpenDatabase(ctx, cfg.DB, nil, nil)
-			if err != nil {
-				return fmt.Errorf("opening %s: %w", service.DBLabel(cfg.DB.Path), err)
-			}
-			defer store.Close()
-			start := time.Now()
-			report, err := pdp.Impact(ctx, policy, store, filter, func(n int) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "replayed %d decisions…\n", n)
-			})
-			if err != nil {
-				return err
-			}
-			took := time.Since(start)
-			if format == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(report); err != nil {
+			return withTrailAndPolicy(cmd, func(ctx context.Context, policy *pdp.Policy, store service.Database) error {
+				start := time.Now()
+				report, err := pdp.Impact(ctx, policy, store, filter, func(n int) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "replayed %d decisions…\n", n)
+				})
+				if err != nil {
 					return err
 				}
-			} else {
-				printImpact(cmd.OutOrStdout(), report, policy.Revision, took)
-			}
-			if (failOn == "loosen" && report.Loosened > 0) || (failOn == "change" && report.Changed > 0) {
-				return exitStatus(3)
-			}
-			return nil
+				took := time.Since(start)
+				if format == "json" {
+					enc := json.NewEncoder(cmd.OutOrStdout())
+					enc.SetIndent("", "  ")
+					if err := enc.Encode(report); err != nil {
+						return err
+					}
+				} else {
+					printImpact(cmd.OutOrStdout(), report, policy.Revision, took)
+				}
+				if (failOn == "loosen" && report.Loosened > 0) || (failOn == "change" && report.Changed > 0) {
+					return exitStatus(3)
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&candidate, "policies", "", "the candidate policy: a directory, a bundle .tar.gz or an http(s) bundle URL")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/service"
+	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/pdp/suggest"
 )
 
@@ -50,36 +52,24 @@ Safe while a server runs on the same database.`,
 				return fmt.Errorf("--since %w", err)
 			}
 			opts.Since = t
-			cfg, err := loadConfig(cmd)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			policy, err := service.LoadPolicy(ctx, cfg.Policy)
-			if err != nil {
-				return err
-			}
-			store, err := service.OpenDatabase(ctx, cfg.DB, nil, nil)
-			if err != nil {
-				return fmt.Errorf("opening %s: %w", service.DBLabel(cfg.DB.Path), err)
-			}
-			defer store.Close()
-			if session != "" {
-				if opts.Sessions, err = suggest.ProjectSessions(ctx, store, session); err != nil {
-					return fmt.Errorf("--session %s: %w", session, err)
+			return withTrailAndPolicy(cmd, func(ctx context.Context, policy *pdp.Policy, store service.Database) error {
+				if session != "" {
+					if opts.Sessions, err = suggest.ProjectSessions(ctx, store, session); err != nil {
+						return fmt.Errorf("--session %s: %w", session, err)
+					}
 				}
-			}
-			out, err := suggest.Suggest(ctx, policy, store, opts)
-			if err != nil {
-				return err
-			}
-			if format == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(out)
-			}
-			printSuggestions(cmd.OutOrStdout(), out)
-			return nil
+				out, err := suggest.Suggest(ctx, policy, store, opts)
+				if err != nil {
+					return err
+				}
+				if format == "json" {
+					enc := json.NewEncoder(cmd.OutOrStdout())
+					enc.SetIndent("", "  ")
+					return enc.Encode(out)
+				}
+				printSuggestions(cmd.OutOrStdout(), out)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().String("db", "", "the database the server records to, a SQLite file or a postgres:// URL (default: config's db.path, pdp.db)")

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +83,25 @@ func TestSuggestCommand(t *testing.T) {
 	for _, bad := range [][]string{{"--since", "-3d"}, {"--since", "yesterday"}, {"--min-answers", "0"}, {"--format", "yaml"}} {
 		if text, err := run(append([]string{"suggest", "--db", srv.DBPath}, bad...)...); err == nil {
 			t.Errorf("%v accepted: %s", bad, text)
+		}
+	}
+}
+
+// replay and suggest read a trail that exists: a mistyped --db is an
+// error and leaves no new empty database behind.
+func TestReplayAndSuggestRefuseAMissingDatabase(t *testing.T) {
+	for name, args := range map[string][]string{"replay": {"replay", "--policies", "../../policies"}, "suggest": {"suggest"}} {
+		db := filepath.Join(t.TempDir(), "typo.db")
+		cmd := rootCommand()
+		cmd.SetArgs(append(args, "--db", db))
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		err := cmd.Execute()
+		if err == nil || !strings.Contains(err.Error(), "no database at") {
+			t.Errorf("%s on a missing database: %v", name, err)
+		}
+		if _, statErr := os.Stat(db); statErr == nil {
+			t.Errorf("%s created %s", name, db)
 		}
 	}
 }
