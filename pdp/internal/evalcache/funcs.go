@@ -112,6 +112,11 @@ type funcEntry struct {
 	value      *ast.Term
 }
 
+// maxBucket bounds the entries of one generation that share a hash, so
+// arguments made to collide cost a few comparisons per call, never a scan
+// of many.
+const maxBucket = 4
+
 // DefaultFuncMemoBytes is the function memo's budget when none is set.
 const DefaultFuncMemoBytes = 32 << 20
 
@@ -159,6 +164,9 @@ func (m *funcMemo) put(h int, e funcEntry) {
 	s := m.shard(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.current[h]) >= maxBucket {
+		return // calls whose keys share a hash are compared one by one: a few at most
+	}
 	for _, old := range s.current[h] {
 		if old.projection == e.projection && old.key.Equal(e.key) {
 			return

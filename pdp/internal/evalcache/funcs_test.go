@@ -119,3 +119,20 @@ func TestTheFunctionMemoIsBoundedInBytes(t *testing.T) {
 		t.Fatalf("the function memo holds %d bytes, over its 65536-byte budget", held)
 	}
 }
+
+// Calls whose keys share a hash are kept a few at a time: a lookup never
+// compares more than that many keys, whatever arguments a model chose.
+func TestCallsSharingAHashAreKeptAFewAtATime(t *testing.T) {
+	m := newFuncMemo(0)
+	fn := ast.NewTerm(ast.MustParseRef("data.p.f"))
+	for i := range 100 {
+		key := ast.Ref{fn, ast.StringTerm(fmt.Sprintf("arg %d", i))}
+		m.put(42, funcEntry{key: key, value: ast.BooleanTerm(true)}) // one hash for all
+	}
+	if n := len(m.shard(42).current[42]); n > maxBucket {
+		t.Fatalf("%d entries under one hash, want at most %d", n, maxBucket)
+	}
+	if _, ok := m.get(42, ast.Ref{fn, ast.StringTerm("arg 0")}, ""); !ok {
+		t.Fatal("the first call kept is not found")
+	}
+}
