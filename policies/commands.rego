@@ -30,6 +30,11 @@ session_command_rules := input.session.command_rules
 
 command_layers := ["policy", "session"]
 
+# ruled_command_layers are the layers with at least one rule: a layer
+# without any can neither stop nor allow a command, so its views are not
+# looked up.
+ruled_command_layers := [layer | some layer in command_layers; count(command_tables[layer]) > 0]
+
 # command_tables are both layers' rules with each prefix's program
 # lower-cased, as program names are compared (program_names). The
 # policy's table and its longest prefix depend on the data alone: pdp
@@ -145,7 +150,7 @@ part_stops[i] := stops if {
 		p.end > p.first
 		some j in numbers.range(p.first, p.end - 1)
 		some v in command_views(input.shell.commands[j])
-		some layer in command_layers
+		some layer in ruled_command_layers
 		s := view_stop(layer, v)
 	]
 }

@@ -23,11 +23,25 @@ floor_entries := data.floor
 # exact ones first, each kind in the order of data.floor.
 floor_hits := array.concat(
 	array.concat(
-		[h | some e in floor_entries; some h in floor_entry_hits(e); h.exact],
-		[h | some e in floor_entries; some h in floor_entry_hits(e); not h.exact],
+		[h | floor_reachable; some e in floor_entries; some h in floor_entry_hits(e); h.exact],
+		[h | floor_reachable; some e in floor_entries; some h in floor_entry_hits(e); not h.exact],
 	),
 	floor_unread,
 )
+
+# floor_reachable: some command of the call may meet an entry at all — a
+# view whose program an entry names, a function definition (a fork
+# bomb) or a redirection onto a file — the three ways floor_entry_hits
+# finds one. Most calls have none, and then no entry is tried.
+floor_reachable if count(floor_views) > 0
+
+floor_reachable if "function" in input.shell.compound
+
+floor_reachable if {
+	some r in input.shell.redirects
+	not r.here_doc
+	not r.dup
+}
 
 # floor_unread: a command the analysis could not read (a program word
 # that is not literal, an opaque command, a text that does not parse) may
