@@ -14,26 +14,67 @@ steps := [
 	"dangerous", "session_grant", "rule", "ask_always", "fallback",
 ]
 
-# chain is the verdict of the first step that decides.
-chain := v if {
+# The chain's first three steps read only the session facts (the
+# capability, the scope), the parent's decision and whether a path is
+# outside; the rest is a function of the call's facts (chain_facts): what
+# it reads of one call beyond the session facts (the capability, the rule
+# layers' resolution, the level, the mode, which the rules it calls read
+# from the input), and of those only what can change a verdict. Most
+# calls of one tool in one kind of session have the same call facts
+# whatever their arguments, so pdp keeps the verdict of each (the
+# functions' results it keeps across evaluations); for OPA it is one
+# function call more.
+chain_facts := object.union(shell_chain_facts, {
+	"path_rule": [r | r := path_rule],
+	"path_reason": [r | path_rule; r := path_reason],
+	"danger": [d | resolved.action == "assess"; d := danger],
+	"screen_reason": [r | resolved.action == "assess"; danger.by == "screen"; count(screen_hits) > 0; r := screen_reason],
+	"parent": parent_decisions,
+})
+
+# shell_chain_facts are the call facts only a shell command has (floor
+# hits, command rules' verdicts, the fingerprint and its grant); every
+# other call has none, which costs it nothing to find.
+shell_chain_facts := {
+	"floor": floor_hits,
+	"command_denied": [v | v := command_denied],
+	"command_asked": [v | v := command_asked],
+	"fingerprint": fingerprint,
+	"grant": [g | fingerprint != null; g := grant_for(capability, fingerprint)],
+	"parts_allowed": [v | parts_allowed; v := parts_allowed_verdict],
+	"screened": [true | resolved.action == "assess"; screened],
+} if {
+	capability == "shell.exec"
+} else := {
+	"floor": [], "command_denied": [], "command_asked": [], "fingerprint": null,
+	"grant": [], "parts_allowed": [], "screened": [],
+}
+
+# parent_decisions holds the parent's decision, once supplied.
+parent_decisions := [p | p := input.parent_decision]
+
+# verdicts are the chain's verdict, the final one (final_of) and the
+# danger verdict the answer reports.
+verdicts := {"chain": v, "final": final_of({"parent": parent_decisions}, v), "danger": null} if {
+	v := early_verdict
+} else := verdicts_of(chain_facts)
+
+chain := verdicts.chain
+
+final := verdicts.final
+
+early_verdict := v if {
 	v := step_capability
 } else := v if {
 	v := step_parent_scope
 } else := v if {
 	v := step_workspace
-} else := v if {
-	v := step_explicit_deny
-} else := v if {
-	v := step_mode
-} else := v if {
-	v := step_dangerous
-} else := v if {
-	v := step_session_grant
-} else := v if {
-	v := step_rule
-} else := v if {
-	v := step_ask_always
-} else := step_fallback
+}
+
+verdicts_of(c) := {"chain": v, "final": f, "danger": reported_danger_of(c, f)} if {
+	v := chain_of(c)
+	f := final_of(c, v)
+}
 
 verdict(step, decision, source, rule, reason) := {
 	"step": step, "decision": decision, "source": source,
@@ -44,8 +85,12 @@ step_capability := verdict("capability", "deny", "default", "UNKNOWN_TOOL", spri
 	not capability
 }
 
+default session_scope := []
+
+session_scope := input.session.scope
+
 step_parent_scope := verdict("parent_scope", "deny", "default", "PARENT_SCOPE", sprintf("%s is outside the sub-agent's scope.", [capability])) if {
-	count(object.get(input.session, "scope", [])) > 0
+	count(session_scope) > 0
 	not in_scope
 } else := verdict("parent_scope", "deny", "default", "PARENT_SCOPE", sprintf("The parent session denies this call: %s", [input.parent_decision.reason])) if {
 	input.parent_decision.decision == "deny"
@@ -57,29 +102,66 @@ step_workspace := verdict("workspace", "deny", "default", "OUTSIDE_WORKSPACE", s
 	count(outside) > 0
 }
 
-step_explicit_deny := verdict("explicit_deny", "deny", "config", floor_hits[0].entry, sprintf("%q is on the deny floor (%s): it cannot be undone, and no level, mode or session rule allows it.", [floor_hits[0].text, floor_hits[0].entry])) if {
+# chain_of is the verdict of the first step from the explicit deny on
+# that decides, one condition list per step's outcome: the explicit
+# deny (the deny floor, a deny rule, a path rule's or a command rule's
+# deny or ask, a command that may be on the floor, a path rule's ask
+# unless a later step denies), the mode, a dangerous capability without
+# a rule, a grant or command rules allowing every part, the rule layers
+# (an ask, the danger assessor's verdict on an assess rule, an allow),
+# the ask-always list, the fallback.
+chain_of(c) := verdict("explicit_deny", "deny", "config", c.floor[0].entry, sprintf("%q is on the deny floor (%s): it cannot be undone, and no level, mode or session rule allows it.", [c.floor[0].text, c.floor[0].entry])) if {
 	# The deny floor (floor.rego).
-	floor_hits[0].exact
+	c.floor[0].exact
 } else := verdict("explicit_deny", "deny", resolved.source, resolved.pattern, sprintf("The %s rule %q denies %s.", [resolved.layer, resolved.pattern, capability])) if {
 	rank(resolved.action) == 3
-} else := path_verdict("explicit_deny") if {
+} else := verdict("explicit_deny", c.path_rule[0].action, "config", c.path_rule[0].pattern, c.path_reason[0]) if {
 	# A path rule's deny, for any path of the call (paths.rego).
-	path_denies
-} else := verdict("explicit_deny", "deny", "config", command_denied.rule, command_denied.reason) if {
+	c.path_rule[0].action == "deny"
+} else := verdict("explicit_deny", "deny", "config", c.command_denied[0].rule, c.command_denied[0].reason) if {
 	# A command rule's deny, for any command of any part (commands.rego).
-	command_denied
-} else := verdict("explicit_deny", "ask", "config", command_asked.rule, command_asked.reason) if {
+	c.command_denied[0]
+} else := verdict("explicit_deny", "ask", "config", c.command_asked[0].rule, c.command_asked[0].reason) if {
 	# A command rule's ask holds where the mode, the level or a grant would allow.
-	command_asked
-} else := verdict("explicit_deny", "ask", "config", floor_hits[0].entry, object.get(floor_hits[0], "reason", floor_may_be(floor_hits[0].text, floor_hits[0].entry))) if {
+	c.command_asked[0]
+} else := verdict("explicit_deny", "ask", "config", c.floor[0].entry, object.get(c.floor[0], "reason", floor_may_be(c.floor[0].text, c.floor[0].entry))) if {
 	# A command that may be on the deny floor (rm -rf "$X").
-	count(floor_hits) > 0
-} else := path_verdict("explicit_deny") if {
+	count(c.floor) > 0
+} else := verdict("explicit_deny", c.path_rule[0].action, "config", c.path_rule[0].pattern, c.path_reason[0]) if {
 	# So does a path rule's ask (paths.rego), and a deny a word only may
 	# meet, but never where a later step denies.
-	path_asks
+	c.path_rule[0].action == "ask"
 	not denied_later
-}
+} else := step_mode if {
+	step_mode
+} else := step_dangerous if {
+	step_dangerous
+} else := verdict("session_grant", "allow", c.grant[0].source, c.grant[0].rule, c.grant[0].reason) if {
+	c.fingerprint != null
+	not ask_always_hit
+	c.grant[0]
+} else := c.parts_allowed[0] if {
+	# Every part allowed by a command rule or a grant (commands.rego).
+	not ask_always_hit
+} else := verdict("rule", "ask", resolved.source, resolved.pattern, sprintf("The %s rule %q asks before %s.", [resolved.layer, resolved.pattern, capability])) if {
+	resolved.action == "ask"
+} else := verdict("rule", "allow", "assessor", resolved.pattern, "The danger assessor judged the command safe.") if {
+	resolved.action == "assess"
+	not ask_always_hit
+	c.danger[0].verdict == "SAFE"
+} else := verdict("rule", "ask", resolved.source, resolved.pattern, c.screen_reason[0]) if {
+	# What the screen found, rather than only that it found something.
+	resolved.action == "assess"
+	c.danger[0].by == "screen"
+} else := verdict("rule", "ask", resolved.source, resolved.pattern, danger_reason(c.danger[0])) if {
+	resolved.action == "assess"
+	c.danger[0].verdict != "SAFE"
+} else := verdict("rule", "allow", resolved.source, resolved.pattern, sprintf("The %s rule %q allows %s.", [resolved.layer, resolved.pattern, capability])) if {
+	resolved.action == "allow"
+	not ask_always_hit
+} else := step_ask_always if {
+	step_ask_always
+} else := step_fallback
 
 # denied_later: the dangerous step or the fallback denies the call; an
 # ask written as a rule never loosens that.
@@ -107,16 +189,6 @@ step_dangerous := verdict("dangerous", "deny", "default", "DANGEROUS_NO_RULE", s
 	not has_rule
 }
 
-step_session_grant := verdict("session_grant", "allow", g.source, g.rule, g.reason) if {
-	fingerprint != null
-	not ask_always_hit
-	g := grant_for(capability, fingerprint)
-} else := verdict("session_grant", "allow", parts_allow_source, parts_allow_rule, parts_allow_reason) if {
-	# Every part allowed by a command rule or a grant (commands.rego).
-	parts_allowed
-	not ask_always_hit
-}
-
 # grant_for is how the session's grants cover a fingerprint: by a grant
 # of the session's own (source session-grant) before one of its project
 # (project-grant, from allow_project).
@@ -130,25 +202,6 @@ grant_for(cap, fp) := {"source": "session-grant", "rule": "SESSION_GRANT", "reas
 	g.capability == cap
 	g.fingerprint == fp
 	g.scope == "project"
-}
-
-step_rule := verdict("rule", "ask", resolved.source, resolved.pattern, sprintf("The %s rule %q asks before %s.", [resolved.layer, resolved.pattern, capability])) if {
-	resolved.action == "ask"
-} else := verdict("rule", "allow", "assessor", resolved.pattern, "The danger assessor judged the command safe.") if {
-	resolved.action == "assess"
-	not ask_always_hit
-	danger.verdict == "SAFE"
-} else := verdict("rule", "ask", resolved.source, resolved.pattern, screen_reason) if {
-	# What the screen found, rather than only that it found something.
-	resolved.action == "assess"
-	danger.by == "screen"
-	count(screen_hits) > 0
-} else := verdict("rule", "ask", resolved.source, resolved.pattern, danger_reason(danger)) if {
-	resolved.action == "assess"
-	danger.verdict != "SAFE"
-} else := verdict("rule", "allow", resolved.source, resolved.pattern, sprintf("The %s rule %q allows %s.", [resolved.layer, resolved.pattern, capability])) if {
-	resolved.action == "allow"
-	not ask_always_hit
 }
 
 # screen_reason names what the screen matched: the first three findings,
@@ -211,14 +264,16 @@ needs contains "parent" if {
 	chain.decision != "deny"
 }
 
-# final caps a sub-agent's answer by its parent's decision for the same call:
-# when the parent's is stricter, the answer carries the parent's source and rule.
-final := verdict(
-	"parent_cap", input.parent_decision.decision, input.parent_decision.source, input.parent_decision.rule,
-	sprintf("The parent session's decision is stricter: %s", [input.parent_decision.reason]),
+# final_of caps a sub-agent's answer by its parent's decision for the
+# same call: when the parent's is stricter, the answer carries the
+# parent's source and rule.
+final_of(c, v) := verdict(
+	"parent_cap", p.decision, p.source, p.rule,
+	sprintf("The parent session's decision is stricter: %s", [p.reason]),
 ) if {
-	rank(input.parent_decision.decision) > rank(chain.decision)
-} else := chain
+	p := c.parent[0]
+	rank(p.decision) > rank(v.decision)
+} else := v
 
 # decision is the entry point: every field of the answer, never omitted
 # (the engine adds decision_id and revision), with the step-by-step trace
@@ -234,34 +289,42 @@ answer := {
 	"rule": final.rule,
 	"reason": final.reason,
 	"capability": capability_or_null,
-	"fingerprint": fingerprint,
-	"grantable": grantable,
-	"parts": answer_parts,
+	"fingerprint": shell_answer.fingerprint,
+	"grantable": shell_answer.grantable,
+	"parts": shell_answer.parts,
 	"danger": reported_danger,
 	"step": final.step,
 	"needs": needs,
 	"error": request_error,
 }
 
+# shell_answer are the answer's fields only a shell command gives a
+# value: for every other call there is no fingerprint, no grant and no
+# part.
+shell_answer := {"fingerprint": fingerprint, "grantable": grantable, "parts": answer_parts} if {
+	capability == "shell.exec"
+} else := {"fingerprint": null, "grantable": false, "parts": null}
+
 default capability_or_null := null
 
 capability_or_null := capability
 
-default reported_danger := null
+reported_danger := verdicts.danger
 
-# The danger verdict is reported when the answer rests on an assess rule.
-reported_danger := danger if {
-	final.step in {"rule", "ask_always"}
+# reported_danger_of is the danger verdict when the answer rests on an
+# assess rule (null otherwise).
+reported_danger_of(c, f) := c.danger[0] if {
+	f.step in {"rule", "ask_always"}
 	resolved.action == "assess"
-} else := danger if {
+} else := c.danger[0] if {
 	# A rule's ask came first; the screen's verdict, which costs no model
 	# call, is still shown to the person answering.
-	final.step == "explicit_deny"
-	final.decision == "ask"
+	f.step == "explicit_deny"
+	f.decision == "ask"
 	resolved.action == "assess"
 	capability == "shell.exec"
-	screened
-}
+	c.screened[0]
+} else := null
 
 default request_error := null
 

@@ -339,6 +339,9 @@ parts_allowed if {
 	}
 }
 
+# parts_allowed_verdict is the chain's verdict when every part is allowed.
+parts_allowed_verdict := verdict("session_grant", "allow", parts_allow_source, parts_allow_rule, parts_allow_reason)
+
 parts_allow_source := "session-grant" if {
 	some v in part_verdicts
 	v.source == "session-grant"

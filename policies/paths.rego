@@ -33,6 +33,7 @@ path_hits := [object.union(m, {
 }) |
 	some layer in path_layers
 	some p in checked_paths
+	count(p.rules) > 0 # a path no layer has a rule for meets none
 	some access in path_accesses(p)
 	m := p.rules[access][layer]
 ]

@@ -182,29 +182,44 @@ func (m *funcMemo) put(h int, e funcEntry) {
 // termBytes estimates what a term keeps alive: its strings and a fixed
 // cost per node.
 func termBytes(t *ast.Term) int64 {
+	var s sizer
+	s.visit = s.add
+	s.term(t)
+	return s.n
+}
+
+// sizer sums termBytes over a term's nodes; visit is its add method,
+// made once, so walking an object or a set allocates nothing per node.
+type sizer struct {
+	n     int64
+	visit func(k, x *ast.Term)
+}
+
+func (s *sizer) add(k, x *ast.Term) { s.term(k); s.term(x) }
+
+func (s *sizer) term(t *ast.Term) {
 	if t == nil {
-		return 0
+		return
 	}
-	n := int64(48)
+	s.n += 48
 	switch v := t.Value.(type) {
 	case ast.String:
-		n += int64(len(v))
+		s.n += int64(len(v))
 	case ast.Number:
-		n += int64(len(v))
+		s.n += int64(len(v))
 	case ast.Ref:
 		for _, e := range v {
-			n += termBytes(e)
+			s.term(e)
 		}
 	case *ast.Array:
 		for i := 0; i < v.Len(); i++ {
-			n += termBytes(v.Elem(i))
+			s.term(v.Elem(i))
 		}
 	case ast.Object:
-		v.Foreach(func(k, x *ast.Term) { n += termBytes(k) + termBytes(x) })
+		v.Foreach(s.visit)
 	case ast.Set:
-		v.Foreach(func(x *ast.Term) { n += termBytes(x) })
+		v.Foreach(func(x *ast.Term) { s.term(x) })
 	default:
-		n += 64
+		s.n += 64
 	}
-	return n
 }
