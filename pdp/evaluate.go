@@ -66,7 +66,7 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, p
 		return evaluation{}, nil, fmt.Errorf("building input: %w", err)
 	}
 	var key string
-	if !explain {
+	if !explain && !ev.p.plain {
 		if key, err = evalcache.InputKey(value); err != nil {
 			return evaluation{}, nil, err
 		}
@@ -83,7 +83,11 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, p
 	evalCtx, cancel := context.WithTimeout(ctx, ev.timeout)
 	defer cancel()
 	cache := ev.p.reuse.Start(evalCtx, value, prev)
-	rs, err := query.Eval(evalCtx, rego.EvalParsedInput(value), cache.Option())
+	opts := []rego.EvalOption{rego.EvalParsedInput(value), cache.Option()}
+	if ev.p.plain {
+		opts = opts[:1]
+	}
+	rs, err := query.Eval(evalCtx, opts...)
 	ev.obs.Evaluated(ev.now().Sub(start), false)
 	if err != nil {
 		return evaluation{}, nil, fmt.Errorf("evaluating %s: %w", name, err)
@@ -93,7 +97,7 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, p
 		return evaluation{}, nil, fmt.Errorf("evaluating %s: %w", name, err)
 	}
 	out, err := decodeResult(rs, name, explain)
-	if err == nil {
+	if err == nil && !ev.p.plain {
 		cache.Commit()
 		if !explain {
 			ev.p.memo.Put(key, out)

@@ -42,6 +42,9 @@ type Policy struct {
 	reuse *evalcache.Analysis
 	// memo holds this policy's answers per input; it goes with the policy.
 	memo *evalcache.Memo[evaluation]
+	// plain evaluates as OPA does, with neither the memo nor what reuse
+	// keeps: the yardstick the tests hold the speed-up layer to.
+	plain bool
 }
 
 // Compile prepares the entry point over parsed modules and data. An error
