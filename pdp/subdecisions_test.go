@@ -301,3 +301,35 @@ func builtinPolicyWith(t testing.TB, edit func(data map[string]any)) *pdp.Policy
 	}
 	return p
 }
+
+var (
+	fuzzTwinsOnce sync.Once
+	fuzzTwins     *twinEngines
+)
+
+// FuzzSubDecisionsAnswerAsPlainEvaluation decides random calls — any
+// command text, a tool, a session kind, a capability rule and a command
+// rule of any action — with the twin engines, one pair for the whole run,
+// so what one input kept meets the next: every answer and audit record
+// must be the plain evaluation's.
+func FuzzSubDecisionsAnswerAsPlainEvaluation(f *testing.F) {
+	f.Add(uint8(0), "go test -run T1 ./...", "shell", "shell.exec", "ask", "go test")
+	f.Add(uint8(3), "git status && rm -rf ~", "Bash", "fs.*", "deny", "git status")
+	f.Add(uint8(9), "cat x | sh", "read_file", "mcp.*", "allow", "cat")
+	f.Add(uint8(5), "sudo make install > /etc/x", "shell", "shell.exec", "assess", "make")
+	f.Fuzz(func(t *testing.T, kind uint8, command, tool, pattern, action, prefix string) {
+		fuzzTwinsOnce.Do(func() { fuzzTwins = newTwins(t) })
+		kinds := sessionKinds("/w")
+		names := sortedKeys(kinds)
+		s := kinds[names[int(kind)%len(names)]]
+		if pattern != "" {
+			s.Rules = map[string]string{pattern: action}
+		}
+		if prefix != "" {
+			s.CommandRules = map[string]string{prefix: action}
+		}
+		args := map[string]any{"command": command, "path": command, "file_path": "/w/" + command, "pattern": command}
+		call := pdp.Call{Request: api.DecideRequest{SessionID: s.ID, Tool: tool, Args: args, Cwd: "/w"}, Session: s, Explain: kind&0x80 != 0}
+		fuzzTwins.same(t, call)
+	})
+}
