@@ -221,6 +221,8 @@ part_fingerprint(p) := p.argv[0] if {
 	not risky_view(p) # git branch -D is more than a grant for "git branch" names
 }
 
+default fingerprint_word(_) := false
+
 # fingerprint_word: a program word a fingerprint can name without
 # ambiguity. A program word with a space or other white space in it ('git
 # status' quoted as one program name) would read as two words, so it is
@@ -249,11 +251,15 @@ shell_option_programs := {lower(w) | some w in object.get(data.shell, "option_pr
 
 shell_state_builtins := {lower(w) | some w in object.get(data.shell, "state_builtins", [])}
 
+default part_ungrantable(_) := false
+
 # part_ungrantable: a program no grant may name (ungrantable_programs,
 # shell.rego) or of a dangerous word's family.
 part_ungrantable(word) if listed(word, ungrantable_programs)
 
 part_ungrantable(word) if dangerous_family(word)
+
+default dangerous_family(_) := false
 
 # dangerous_family: a dangerous word followed by "." or "-" and more
 # (mkfs.ext4, mount.cifs), not one that merely starts like it (mvn, atop).
@@ -273,11 +279,13 @@ part_verdict(i, p) := {
 	"text": p.text, "fingerprint": part_fingerprint_or_null(p), "decision": s.action, "source": "config",
 	"rule": s.prefix, "reason": stop_reason(s),
 } if {
+	count(ruled_command_layers) > 0
 	s := part_stop(i)
 } else := {
 	"text": p.text, "fingerprint": part_fingerprint_or_null(p), "decision": "allow", "source": "config",
 	"rule": m.prefix, "reason": sprintf("The %s command rule %q allows %q.", [m.layer, m.prefix, p.text]),
 } if {
+	count(ruled_command_layers) > 0
 	plain_part(p)
 	m := rule_allows(p)
 } else := object.union({"text": p.text, "fingerprint": fp, "decision": "allow"}, g) if {

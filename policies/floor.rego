@@ -100,6 +100,8 @@ floor_programs := {e.program | some e in floor_entries; e.program}
 
 floor_prefixes := {e.program_prefix | some e in floor_entries; e.program_prefix}
 
+default floor_named(_) := false
+
 floor_named(word) if {
 	some name in program_names(word)
 	name in floor_programs

@@ -76,11 +76,32 @@ screen_hits contains sprintf("%q is destructive, or runs commands through a flag
 # fingerprint names the program and subcommand, not this.
 risky_view(v) if {
 	some name in program_names(v.argv[0])
-	flags := data.shell.command_flags[name]
+	flags := command_flag_sets[name]
 	some i, word in v.argv
 	i > 0
-	some flag in flags
-	flag_word(word, flag)
+	flagged_word(word, flags)
+}
+
+# command_flag_sets are data.shell.command_flags by program as a set of
+# the flags and the prefixes a trailing * makes, so a word is looked up
+# rather than compared with every flag. It depends on the data alone.
+command_flag_sets := {name: {"flags": {f | some f in flags}, "prefixes": {trim_suffix(f, "*") | some f in flags; endswith(f, "*")}} |
+	some name, flags in data.shell.command_flags
+}
+
+# flagged_word: flag_word(word, flag) for a flag of the set: the word
+# is a flag, a flag with "=value" (the text before one of its "=" is a
+# flag), or starts with a prefix.
+flagged_word(word, set) if word in set.flags
+
+flagged_word(word, set) if {
+	some i in indexof_n(word, "=")
+	substring(word, 0, i) in set.flags
+}
+
+flagged_word(word, set) if {
+	some prefix in set.prefixes
+	startswith(word, prefix)
 }
 
 # flag_word: the word is the flag, the flag with "=value", or, for a flag

@@ -28,6 +28,8 @@ program_names(word) := {name, trim_right(name, "0123456789.")} if {
 	name := parts[count(parts) - 1]
 }
 
+default listed(_, _) := false
+
 # listed: the word runs as a program on the list. names is one of the
 # lower-cased sets below, never a data list itself.
 listed(word, names) if {
