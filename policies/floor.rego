@@ -23,25 +23,51 @@ floor_entries := data.floor
 # exact ones first, each kind in the order of data.floor.
 floor_hits := array.concat(
 	array.concat(
-		[h | floor_reachable; some e in floor_entries; some h in floor_entry_hits(e); h.exact],
-		[h | floor_reachable; some e in floor_entries; some h in floor_entry_hits(e); not h.exact],
+		[h | some i in floor_candidates; some h in floor_entry_hits(floor_entries[i]); h.exact],
+		[h | some i in floor_candidates; some h in floor_entry_hits(floor_entries[i]); not h.exact],
 	),
 	floor_unread,
 )
 
-# floor_reachable: some command of the call may meet an entry at all — a
-# view whose program an entry names, a function definition (a fork
-# bomb) or a redirection onto a file — the three ways floor_entry_hits
-# finds one. Most calls have none, and then no entry is tried.
-floor_reachable if count(floor_views) > 0
+# floor_candidates are the entries, by index in data.floor's order, that
+# some command of the call may meet — an entry naming the program of a
+# view (floor_views), an entry naming a prefix when there is such a
+# view, a fork-bomb entry when a function is defined, an entry with
+# redirection globs when a redirection writes — a superset of those
+# floor_entry_hits finds hits for. Most calls have none, and then no
+# entry is tried; the tables depend on the data alone.
+floor_candidates := sort(floor_candidate_set)
 
-floor_reachable if "function" in input.shell.compound
+floor_candidate_set contains i if {
+	some v in floor_views
+	some name in program_names(v.argv[0])
+	some i in floor_entries_by_program[name]
+}
 
-floor_reachable if {
+floor_candidate_set contains i if {
+	count(floor_views) > 0
+	some i in floor_prefix_entries
+}
+
+floor_candidate_set contains i if {
+	"function" in input.shell.compound
+	some i in floor_fork_entries
+}
+
+floor_candidate_set contains i if {
 	some r in input.shell.redirects
 	not r.here_doc
 	not r.dup
+	some i in floor_redirect_entries
 }
+
+floor_entries_by_program := {p: [i | some i, e in floor_entries; e.program == p] | some p in floor_programs}
+
+floor_prefix_entries := [i | some i, e in floor_entries; e.program_prefix]
+
+floor_fork_entries := [i | some i, e in floor_entries; e.fork_bomb == true]
+
+floor_redirect_entries := [i | some i, e in floor_entries; count(object.get(e, "redirect_globs", [])) > 0]
 
 # floor_unread: a command the analysis could not read (a program word
 # that is not literal, an opaque command, a text that does not parse) may
