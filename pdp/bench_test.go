@@ -179,8 +179,11 @@ var servedResolver = paths.Resolver{FollowSymlinks: true}
 // BenchmarkDecideUncached decides the standard mix with a fresh argument
 // in every call (freshMix), through the adapters serve wires (shell
 // parsing, path resolution that follows symbolic links): the cost of a
-// call no one has made before. BenchmarkReferenceChain decides the same
-// calls in plain Go.
+// call no one has made before. No memo answers a whole call, and what
+// evaluations keep between them (function results, session facts)
+// starts cold for every round of twelve, so a round's calls share only
+// what they themselves computed. BenchmarkReferenceChain decides the
+// same calls in plain Go.
 func BenchmarkDecideUncached(b *testing.B) {
 	e := newEngine(b, pdp.Components{Workspace: servedResolver})
 	ctx := context.Background()
@@ -188,12 +191,27 @@ func BenchmarkDecideUncached(b *testing.B) {
 		if _, err := e.Decide(ctx, call); err != nil {
 			b.Fatal(err)
 		}
-	})
+	}, func() { pdp.ForgetKept(e.Policy()) })
+}
+
+// BenchmarkDecideWarmSession is BenchmarkDecideUncached with what
+// evaluations keep carried from round to round: each call is new, but
+// sessions with its settings, and calls with its call facts, were seen
+// before, as in a session's later calls.
+func BenchmarkDecideWarmSession(b *testing.B) {
+	e := newEngine(b, pdp.Components{Workspace: servedResolver})
+	ctx := context.Background()
+	eachFreshCall(b, func(call pdp.Call) {
+		if _, err := e.Decide(ctx, call); err != nil {
+			b.Fatal(err)
+		}
+	}, func() {})
 }
 
 // eachFreshCall hands decide the b.N calls of fresh mixes, a new mix
-// every twelve, and reports allocations and CPU time per call.
-func eachFreshCall(b *testing.B, decide func(pdp.Call)) {
+// every twelve (newRound is called before each), and reports allocations
+// and CPU time per call.
+func eachFreshCall(b *testing.B, decide func(pdp.Call), newRound func()) {
 	var calls []pdp.Call
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -201,6 +219,7 @@ func eachFreshCall(b *testing.B, decide func(pdp.Call)) {
 	for i := 0; i < b.N; i++ {
 		if i%12 == 0 {
 			calls = freshMix(nextRound())
+			newRound()
 		}
 		decide(calls[i%12])
 	}

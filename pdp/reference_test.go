@@ -183,5 +183,5 @@ func TestReferenceAgreesWithTheEngine(t *testing.T) {
 // the same shell parser and path resolver.
 func BenchmarkReferenceChain(b *testing.B) {
 	r := reference{resolver: servedResolver}
-	eachFreshCall(b, func(c pdp.Call) { r.decide(c.Request, c.Session) })
+	eachFreshCall(b, func(c pdp.Call) { r.decide(c.Request, c.Session) }, func() {})
 }

@@ -165,6 +165,14 @@ func (a *Analysis) Start(ctx context.Context, input ast.Value, prev *Round) Eval
 	return Eval{stable: a.stable, cache: cache}
 }
 
+// Forget drops what evaluations kept under this policy — the function
+// results and the session facts — as if it had just been compiled; its
+// constants stay. Measurements use it to start every round cold.
+func (a *Analysis) Forget() {
+	a.fmemo.forget()
+	a.facts.forget()
+}
+
 // SetFuncMemoBytes bounds the memory the results of functions kept
 // across evaluations may hold (0: DefaultFuncMemoBytes).
 func (a *Analysis) SetFuncMemoBytes(limit int64) { a.fmemo.setLimit(limit) }

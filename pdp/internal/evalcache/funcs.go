@@ -136,6 +136,15 @@ func (m *funcMemo) setLimit(limit int64) {
 	m.limit.Store(limit)
 }
 
+func (m *funcMemo) forget() {
+	for i := range m.shards {
+		s := &m.shards[i]
+		s.mu.Lock()
+		s.current, s.previous, s.currentBytes = map[int][]funcEntry{}, nil, 0
+		s.mu.Unlock()
+	}
+}
+
 func (m *funcMemo) shard(h int) *funcShard { return &m.shards[uint(h)%memoShards] }
 
 func (m *funcMemo) get(h int, key ast.Ref, projection string) (*ast.Term, bool) {

@@ -85,6 +85,16 @@ func newSessionFacts(compiler *ast.Compiler, store storage.Store, consts *ruleVa
 	return f, nil
 }
 
+func (f *sessionFacts) forget() {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	clear(f.known)
+	clear(f.seen)
+	f.mu.Unlock()
+}
+
 // of returns the session facts of input's projection, remembered or
 // evaluated now. Nil when there are none, when the input cannot be
 // projected or when they cannot be evaluated apart: the evaluation then
