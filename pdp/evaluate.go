@@ -8,6 +8,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/topdown"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp/internal/evalcache"
 )
@@ -76,18 +77,19 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, p
 		}
 	}
 	evalcache.GrowStack()
-	query, name := ev.p.answer, AnswerPoint
+	name := AnswerPoint
 	if explain {
-		query, name = ev.p.explain, EntryPoint
+		name = EntryPoint
 	}
 	evalCtx, cancel := context.WithTimeout(ctx, ev.timeout)
 	defer cancel()
 	cache := ev.p.reuse.Start(evalCtx, value, prev)
-	opts := []rego.EvalOption{rego.EvalParsedInput(value), cache.Option()}
+	var obj any
 	if ev.p.plain {
-		opts = opts[:1]
+		obj, err = ev.evalPlainly(evalCtx, value, explain)
+	} else {
+		obj, err = ev.evalQuery(evalCtx, value, explain, cache)
 	}
-	rs, err := query.Eval(evalCtx, opts...)
 	ev.obs.Evaluated(ev.now().Sub(start), false)
 	if err != nil {
 		return evaluation{}, nil, fmt.Errorf("evaluating %s: %w", name, err)
@@ -96,7 +98,7 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, p
 	if err := ctx.Err(); err != nil {
 		return evaluation{}, nil, fmt.Errorf("evaluating %s: %w", name, err)
 	}
-	out, err := decodeResult(rs, name, explain)
+	out, err := decodeObject(obj, name, explain)
 	if err == nil && !ev.p.plain {
 		cache.Commit()
 		if !explain {
@@ -106,15 +108,67 @@ func (ev evaluator) eval(ctx context.Context, in map[string]any, explain bool, p
 	return out, cache.Next(), err
 }
 
+// evalQuery evaluates the entry point with topdown, with what the
+// speed-up layer reuses (cache), and returns its value as JSON.
+func (ev evaluator) evalQuery(ctx context.Context, value ast.Value, explain bool, cache evalcache.Eval) (any, error) {
+	body := ev.p.answerQuery
+	if explain {
+		body = ev.p.explainQuery
+	}
+	txn, err := ev.p.store.NewTransaction(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer ev.p.store.Abort(ctx, txn)
+	halt := topdown.NewCancel()
+	stop := context.AfterFunc(ctx, halt.Cancel)
+	defer stop()
+	rs, err := topdown.NewQuery(body).WithCompiler(ev.p.compiler).WithStore(ev.p.store).WithTransaction(txn).
+		WithInput(ast.NewTerm(value)).WithVirtualCache(cache.VirtualCache()).WithCancel(halt).Run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) != 1 {
+		return nil, nil // undefined: decodeObject says so
+	}
+	result, ok := rs[0][resultVar]
+	if !ok {
+		return nil, nil
+	}
+	return ast.JSON(result.Value)
+}
+
+// evalPlainly evaluates the entry point as OPA's rego package does,
+// without anything reused.
+func (ev evaluator) evalPlainly(ctx context.Context, value ast.Value, explain bool) (any, error) {
+	query := ev.p.answer
+	if explain {
+		query = ev.p.explain
+	}
+	rs, err := query.Eval(ctx, rego.EvalParsedInput(value))
+	if err != nil || len(rs) != 1 || len(rs[0].Expressions) != 1 {
+		return nil, err
+	}
+	return rs[0].Expressions[0].Value, nil
+}
+
 // decodeResult reads the entry point's object. Anything but the expected
 // shape is an error, which the engine turns into a deny.
 func decodeResult(rs rego.ResultSet, name string, explain bool) (evaluation, error) {
 	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
 		return evaluation{}, fmt.Errorf("%s is undefined", name)
 	}
-	obj, ok := rs[0].Expressions[0].Value.(map[string]any)
+	return decodeObject(rs[0].Expressions[0].Value, name, explain)
+}
+
+// decodeObject reads the entry point's value as JSON (nil: undefined).
+func decodeObject(v any, name string, explain bool) (evaluation, error) {
+	if v == nil {
+		return evaluation{}, fmt.Errorf("%s is undefined", name)
+	}
+	obj, ok := v.(map[string]any)
 	if !ok {
-		return evaluation{}, fmt.Errorf("%s is %T, not an object", name, rs[0].Expressions[0].Value)
+		return evaluation{}, fmt.Errorf("%s is %T, not an object", name, v)
 	}
 	r := reader{obj: obj, name: name}
 	if e, ok := obj["error"].(map[string]any); ok {

@@ -30,9 +30,16 @@ type Policy struct {
 	Revision string
 	// Source says where the policy came from (a directory, "builtin").
 	Source string
-	// explain evaluates EntryPoint, answer AnswerPoint.
+	// explain evaluates EntryPoint, answer AnswerPoint, as OPA's rego
+	// package does (Check, and the plain evaluation of the tests).
 	explain rego.PreparedEvalQuery
 	answer  rego.PreparedEvalQuery
+	// explainQuery and answerQuery are the same queries compiled for
+	// topdown, which evaluates them for decisions without the rego
+	// package's per-evaluation set-up (a goroutine and metrics each).
+	explainQuery, answerQuery ast.Body
+	compiler                  *ast.Compiler
+	store                     storage.Store
 	// catalogue says which arguments of each tool name files (data.tools).
 	catalogue Catalogue
 	// paths is the policy's layer of path rules (data.paths), compiled.
@@ -68,6 +75,14 @@ func Compile(ctx context.Context, modules map[string]*ast.Module, data map[strin
 	if err != nil {
 		return nil, fmt.Errorf("preparing %s of policy %s: %w", AnswerPoint, source, err)
 	}
+	explainQuery, err := compileQuery(compiler, EntryPoint)
+	if err != nil {
+		return nil, fmt.Errorf("compiling %s of policy %s: %w", EntryPoint, source, err)
+	}
+	answerQuery, err := compileQuery(compiler, AnswerPoint)
+	if err != nil {
+		return nil, fmt.Errorf("compiling %s of policy %s: %w", AnswerPoint, source, err)
+	}
 	catalogue, err := readCatalogue(ctx, compiler, store)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", source, err)
@@ -84,8 +99,21 @@ func Compile(ctx context.Context, modules map[string]*ast.Module, data map[strin
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", source, err)
 	}
-	return &Policy{Revision: revision, Source: source, explain: explain, answer: answer, catalogue: catalogue,
+	return &Policy{Revision: revision, Source: source, explain: explain, answer: answer,
+		explainQuery: explainQuery, answerQuery: answerQuery, compiler: compiler, store: store, catalogue: catalogue,
 		paths: paths, reuse: reuse, memo: evalcache.NewMemo(0, evaluationBytes)}, nil
+}
+
+// resultVar names an entry point's value in its compiled query.
+const resultVar = ast.Var("__pdp_result")
+
+// compileQuery compiles `__pdp_result = point` over the policy.
+func compileQuery(compiler *ast.Compiler, point string) (ast.Body, error) {
+	ref, err := ast.ParseRef(point)
+	if err != nil {
+		return nil, err
+	}
+	return compiler.QueryCompiler().Compile(ast.NewBody(ast.Equality.Expr(ast.VarTerm(string(resultVar)), ast.NewTerm(ref))))
 }
 
 // readData evaluates a document of the policy's data once (nil when it

@@ -192,5 +192,8 @@ func (e Eval) Next() *Round {
 	return &Round{stable: e.stable, cache: e.cache.inner}
 }
 
+// VirtualCache is the cache for a topdown query.
+func (e Eval) VirtualCache() topdown.VirtualCache { return e.cache }
+
 // Option hands the cache to OPA's evaluation.
 func (e Eval) Option() rego.EvalOption { return rego.EvalVirtualCache(e.cache) }
