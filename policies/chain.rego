@@ -14,16 +14,22 @@ steps := [
 	"dangerous", "session_grant", "rule", "ask_always", "fallback",
 ]
 
-# The chain's first three steps read only the session facts (the
-# capability, the scope), the parent's decision and whether a path is
-# outside; the rest is a function of the call's facts (chain_facts): what
-# it reads of one call beyond the session facts (the capability, the rule
-# layers' resolution, the level, the mode, which the rules it calls read
-# from the input), and of those only what can change a verdict. Most
-# calls of one tool in one kind of session have the same call facts
-# whatever their arguments, so pdp keeps the verdict of each (the
-# functions' results it keeps across evaluations); for OPA it is one
-# function call more.
+# The answer is a function of the call's facts (answer_facts): what the
+# chain and the answer read of one call beyond the session facts (the
+# capability, the rule layers' resolution, the level, the mode and the
+# scope, which the rules they call read from the input), and of those only
+# what can change the answer (a reason naming a path only when a path is
+# outside, a command's text only where the answer shows it). Most calls
+# of one tool in one kind of session have the same call facts whatever
+# their arguments, so pdp keeps the answer for each (the function results
+# it keeps across evaluations); for OPA it is one function call more.
+answer_facts := object.union(chain_facts, {
+	"outside_reason": [r | r := outside_reason],
+	"shell_answer": shell_answer,
+	"error": request_error,
+	"danger_supplied": [true | input.danger],
+})
+
 chain_facts := object.union(shell_chain_facts, {
 	"path_rule": [r | r := path_rule],
 	"path_reason": [r | path_rule; r := path_reason],
@@ -53,28 +59,20 @@ shell_chain_facts := {
 # parent_decisions holds the parent's decision, once supplied.
 parent_decisions := [p | p := input.parent_decision]
 
-# verdicts are the chain's verdict, the final one (final_of) and the
-# danger verdict the answer reports.
-verdicts := {"chain": v, "final": final_of({"parent": parent_decisions}, v), "danger": null} if {
-	v := early_verdict
-} else := verdicts_of(chain_facts)
+# chain is the verdict of the first step that decides, final the answer's
+# verdict (a sub-agent's capped by its parent's), as the trace shows them.
+chain := chain_all_of(answer_facts)
 
-chain := verdicts.chain
+final := final_of(answer_facts, chain)
 
-final := verdicts.final
-
-early_verdict := v if {
+# chain_all_of is the verdict of the first step that decides.
+chain_all_of(c) := v if {
 	v := step_capability
 } else := v if {
-	v := step_parent_scope
+	v := step_parent_scope(c)
 } else := v if {
-	v := step_workspace
-}
-
-verdicts_of(c) := {"chain": v, "final": f, "danger": reported_danger_of(c, f)} if {
-	v := chain_of(c)
-	f := final_of(c, v)
-}
+	v := step_workspace(c)
+} else := chain_of(c)
 
 verdict(step, decision, source, rule, reason) := {
 	"step": step, "decision": decision, "source": source,
@@ -89,14 +87,18 @@ default session_scope := []
 
 session_scope := input.session.scope
 
-step_parent_scope := verdict("parent_scope", "deny", "default", "PARENT_SCOPE", sprintf("%s is outside the sub-agent's scope.", [capability])) if {
+step_parent_scope(c) := verdict("parent_scope", "deny", "default", "PARENT_SCOPE", sprintf("%s is outside the sub-agent's scope.", [capability])) if {
 	count(session_scope) > 0
 	not in_scope
-} else := verdict("parent_scope", "deny", "default", "PARENT_SCOPE", sprintf("The parent session denies this call: %s", [input.parent_decision.reason])) if {
-	input.parent_decision.decision == "deny"
+} else := verdict("parent_scope", "deny", "default", "PARENT_SCOPE", sprintf("The parent session denies this call: %s", [c.parent[0].reason])) if {
+	c.parent[0].decision == "deny"
 }
 
-step_workspace := verdict("workspace", "deny", "default", "OUTSIDE_WORKSPACE", sprintf("The path %q resolves outside the workspace %q.", [outside[0], input.session.workspace])) if {
+step_workspace(c) := verdict("workspace", "deny", "default", "OUTSIDE_WORKSPACE", c.outside_reason[0])
+
+# outside_reason names the first string of the call outside the
+# workspace that no path rule lets through.
+outside_reason := sprintf("The path %q resolves outside the workspace %q.", [outside[0], input.session.workspace]) if {
 	# An outside path is let through only by a path rule allowing its place (paths.rego).
 	outside := outside_blocked
 	count(outside) > 0
@@ -250,18 +252,22 @@ danger := {"verdict": "DANGEROUS", "by": "screen"} if {
 } else := {"verdict": "DANGEROUS", "by": "screen"}
 
 # needs lists the facts the engine must fetch before the answer is final.
-needs contains "danger" if {
-	chain.step == "rule"
+needs := needs_of(answer_facts, chain)
+
+needs_of(c, v) := {n | some n in ["danger", "parent"]; needed(c, v, n)}
+
+needed(c, v, "danger") if {
+	v.step == "rule"
 	resolved.action == "assess"
 	capability == "shell.exec"
-	not screened
-	not input.danger
+	not c.screened[0]
+	not c.danger_supplied[0]
 }
 
-needs contains "parent" if {
+needed(c, v, "parent") if {
 	input.session.has_parent == true
-	not input.parent_decision
-	chain.decision != "deny"
+	not c.parent[0]
+	v.decision != "deny"
 }
 
 # final_of caps a sub-agent's answer by its parent's decision for the
@@ -282,20 +288,25 @@ decision := object.union(answer, {"trace": trace, "matches": explained_matches})
 
 # answer is the decision without its explanation: what the engine
 # evaluates when no one asked for the trace.
-answer := {
-	"decision": final.decision,
-	"need_approval": final.decision == "ask",
-	"source": final.source,
-	"rule": final.rule,
-	"reason": final.reason,
+answer := answer_of(answer_facts)
+
+answer_of(c) := {
+	"decision": f.decision,
+	"need_approval": f.decision == "ask",
+	"source": f.source,
+	"rule": f.rule,
+	"reason": f.reason,
 	"capability": capability_or_null,
-	"fingerprint": shell_answer.fingerprint,
-	"grantable": shell_answer.grantable,
-	"parts": shell_answer.parts,
-	"danger": reported_danger,
-	"step": final.step,
-	"needs": needs,
-	"error": request_error,
+	"fingerprint": c.shell_answer.fingerprint,
+	"grantable": c.shell_answer.grantable,
+	"parts": c.shell_answer.parts,
+	"danger": reported_danger_of(c, f),
+	"step": f.step,
+	"needs": needs_of(c, v),
+	"error": c.error,
+} if {
+	v := chain_all_of(c)
+	f := final_of(c, v)
 }
 
 # shell_answer are the answer's fields only a shell command gives a
@@ -309,7 +320,7 @@ default capability_or_null := null
 
 capability_or_null := capability
 
-reported_danger := verdicts.danger
+reported_danger := reported_danger_of(answer_facts, final)
 
 # reported_danger_of is the danger verdict when the answer rests on an
 # assess rule (null otherwise).
