@@ -191,18 +191,28 @@ func (m *funcMemo) put(h int, e funcEntry) {
 // termBytes estimates what a term keeps alive: its strings and a fixed
 // cost per node.
 func termBytes(t *ast.Term) int64 {
-	var s sizer
-	s.visit = s.add
+	s := sizers.Get().(*sizer)
+	s.n = 0
 	s.term(t)
-	return s.n
+	n := s.n
+	sizers.Put(s)
+	return n
 }
 
-// sizer sums termBytes over a term's nodes; visit is its add method,
-// made once, so walking an object or a set allocates nothing per node.
+// sizer sums termBytes over a term's nodes; visit and visitSet are its
+// methods as values, made once per sizer (sizers keeps them), so walking
+// an object or a set allocates nothing.
 type sizer struct {
-	n     int64
-	visit func(k, x *ast.Term)
+	n        int64
+	visit    func(k, x *ast.Term)
+	visitSet func(x *ast.Term)
 }
+
+var sizers = sync.Pool{New: func() any {
+	s := &sizer{}
+	s.visit, s.visitSet = s.add, s.term
+	return s
+}}
 
 func (s *sizer) add(k, x *ast.Term) { s.term(k); s.term(x) }
 
@@ -227,7 +237,7 @@ func (s *sizer) term(t *ast.Term) {
 	case ast.Object:
 		v.Foreach(s.visit)
 	case ast.Set:
-		v.Foreach(func(x *ast.Term) { s.term(x) })
+		v.Foreach(s.visitSet)
 	default:
 		s.n += 64
 	}
