@@ -54,3 +54,25 @@ func TestCommandsOverTheShellLimitsAreNeverAllowed(t *testing.T) {
 		t.Fatalf("the assessor was asked %d times", n)
 	}
 }
+
+// A word of a program with command flags (git, make, tar, …) is looked
+// up among them by what comes before each of its "=" signs; a word made
+// of thousands of them must cost what its length does, not its length
+// squared. Allocations per decision do not move with the machine's load.
+func TestAWordOfManyEqualsSignsCostsItsLength(t *testing.T) {
+	e := newEngine(t, pdp.Components{})
+	decideWord := func(n int) float64 {
+		call := shellCall("git "+strings.Repeat("=", n), &pdp.SessionTree{Workspace: "/w"})
+		return testing.AllocsPerRun(3, func() {
+			call.Request.Args = map[string]any{"command": "git " + strings.Repeat("=", n)}
+			n++ // a new document every run: no memo answers it
+			if _, err := e.Decide(t.Context(), call); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := decideWord(1000), decideWord(16000)
+	if large > 4*small {
+		t.Errorf("16,000 equals signs cost %.0f allocations, 1,000 cost %.0f: more than linear", large, small)
+	}
+}

@@ -83,20 +83,32 @@ risky_view(v) if {
 }
 
 # command_flag_sets are data.shell.command_flags by program as a set of
-# the flags and the prefixes a trailing * makes, so a word is looked up
-# rather than compared with every flag. It depends on the data alone.
-command_flag_sets := {name: {"flags": {f | some f in flags}, "prefixes": {trim_suffix(f, "*") | some f in flags; endswith(f, "*")}} |
+# the flags, those with an "=" of their own, and the prefixes a trailing
+# * makes, so a word is looked up rather than compared with every flag.
+# It depends on the data alone.
+command_flag_sets := {name: {
+	"flags": {f | some f in flags},
+	"with_equals": {f | some f in flags; contains(f, "=")},
+	"prefixes": {trim_suffix(f, "*") | some f in flags; endswith(f, "*")},
+} |
 	some name, flags in data.shell.command_flags
 }
 
 # flagged_word: flag_word(word, flag) for a flag of the set: the word
-# is a flag, a flag with "=value" (the text before one of its "=" is a
-# flag), or starts with a prefix.
+# is a flag, a flag with "=value" (for a flag without an "=" of its own,
+# the text before the word's first "="; the few with one are compared),
+# or starts with a prefix. One lookup per word, whatever it holds.
 flagged_word(word, set) if word in set.flags
 
 flagged_word(word, set) if {
-	some i in indexof_n(word, "=")
+	i := indexof(word, "=")
+	i >= 0
 	substring(word, 0, i) in set.flags
+}
+
+flagged_word(word, set) if {
+	some f in set.with_equals
+	startswith(word, concat("", [f, "="]))
 }
 
 flagged_word(word, set) if {

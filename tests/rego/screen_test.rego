@@ -117,3 +117,32 @@ test_every_screen_rule_says_what_it_found if {
 	not toolperm.screened with input as screened_call(plain(["git", "status"]))
 	count(toolperm.screen_hits) == 0 with input as screened_call(plain(["git", "status"]))
 }
+
+# flagged_word looks a word up among a program's command flags as
+# flag_word compares it with each of them, flags with an "=" of their
+# own and trailing * included.
+test_flagged_word_is_flag_word_for_every_flag if {
+	flags := ["-c", "--config-env", "a=b", "x=", "--exec*", "SHELL=*", "+*"]
+	set := {
+		"flags": {f | some f in flags},
+		"with_equals": {f | some f in flags; contains(f, "=")},
+		"prefixes": {trim_suffix(f, "*") | some f in flags; endswith(f, "*")},
+	}
+	words := [
+		"-c", "-c=1", "-cx", "--config-env=A=B", "--config-env", "a=b", "a=b=1", "a=bc", "a",
+		"x=", "x==", "x=1", "--exec-path", "--exec", "--exe", "SHELL=/bin/sh", "SHELL", "+q", "+",
+		"=", "", "==-c", "-c==", "é=-c",
+	]
+	every w in words {
+		flagged(w, set) == any_flag_word(w, flags)
+	}
+}
+
+flagged(w, set) if toolperm.flagged_word(w, set)
+
+else := false
+
+any_flag_word(w, flags) if {
+	some f in flags
+	toolperm.flag_word(w, f)
+} else := false
