@@ -184,28 +184,28 @@ var servedResolver = paths.Resolver{FollowSymlinks: true}
 // starts cold for every round of twelve, so a round's calls share only
 // what they themselves computed. BenchmarkReferenceChain decides the
 // same calls in plain Go.
-func BenchmarkDecideUncached(b *testing.B) {
-	e := newEngine(b, pdp.Components{Workspace: servedResolver})
-	ctx := context.Background()
-	eachFreshCall(b, func(call pdp.Call) {
-		if _, err := e.Decide(ctx, call); err != nil {
-			b.Fatal(err)
-		}
-	}, func() { pdp.ForgetKept(e.Policy()) })
-}
+func BenchmarkDecideUncached(b *testing.B) { decideFreshCalls(b, true) }
 
 // BenchmarkDecideWarmSession is BenchmarkDecideUncached with what
 // evaluations keep carried from round to round: each call is new, but
 // sessions with its settings, and calls with its call facts, were seen
 // before, as in a session's later calls.
-func BenchmarkDecideWarmSession(b *testing.B) {
+func BenchmarkDecideWarmSession(b *testing.B) { decideFreshCalls(b, false) }
+
+// decideFreshCalls decides fresh mixes through the adapters serve wires;
+// cold: what evaluations keep is dropped before every round.
+func decideFreshCalls(b *testing.B, cold bool) {
 	e := newEngine(b, pdp.Components{Workspace: servedResolver})
 	ctx := context.Background()
 	eachFreshCall(b, func(call pdp.Call) {
 		if _, err := e.Decide(ctx, call); err != nil {
 			b.Fatal(err)
 		}
-	}, func() {})
+	}, func() {
+		if cold {
+			pdp.ForgetKept(e.Policy())
+		}
+	})
 }
 
 // eachFreshCall hands decide the b.N calls of fresh mixes, a new mix

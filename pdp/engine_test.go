@@ -27,13 +27,20 @@ func builtinPolicy(t testing.TB) *pdp.Policy {
 
 func newEngine(t testing.TB, c pdp.Components) *pdp.Engine {
 	t.Helper()
+	return newEngineWithPolicy(t, builtinPolicy(t), c)
+}
+
+// newEngineWithPolicy is an engine serving p, with the path resolver and
+// the shell parser when c names none.
+func newEngineWithPolicy(t testing.TB, p *pdp.Policy, c pdp.Components) *pdp.Engine {
+	t.Helper()
 	if c.Workspace == nil {
 		c.Workspace = paths.Resolver{}
 	}
 	if c.Shell == nil {
 		c.Shell = shell.Parser{}
 	}
-	return pdp.New(builtinPolicy(t), c)
+	return pdp.New(p, c)
 }
 
 func decide(t testing.TB, e *pdp.Engine, call pdp.Call) api.Decision {

@@ -1,18 +1,14 @@
 package pdp_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
-	"testing/fstest"
 
 	"github.com/toolperm/pdp/adapters/paths"
-	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/api"
-	"github.com/toolperm/pdp/internal/policytest"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -178,13 +174,5 @@ func manyPathRules(n int) map[string]api.PathRule {
 // builtinPolicyWithPaths is the built-in policy with data.paths replaced.
 func builtinPolicyWithPaths(t testing.TB, rules map[string]api.PathRule) *pdp.Policy {
 	t.Helper()
-	files := fstest.MapFS{}
-	for name, b := range policytest.Files(t, func(data map[string]any) { data["paths"] = rules }) {
-		files[name] = &fstest.MapFile{Data: b}
-	}
-	p, err := policysource.LoadFS(context.Background(), files, "builtin+paths")
-	if err != nil {
-		t.Fatalf("loading the policy: %v", err)
-	}
-	return p
+	return builtinPolicyWith(t, func(data map[string]any) { data["paths"] = rules })
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/policysource"
-	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/policytest"
 	"github.com/toolperm/pdp/pdp"
@@ -79,14 +78,6 @@ func newTwins(t testing.TB) *twinEngines {
 	tw.reused = newEngineWithPolicy(t, tw.reusedPol, c(tw.reusedLog))
 	tw.plain = newEngineWithPolicy(t, tw.plainPol, c(tw.plainLog))
 	return tw
-}
-
-func newEngineWithPolicy(t testing.TB, p *pdp.Policy, c pdp.Components) *pdp.Engine {
-	t.Helper()
-	if c.Shell == nil {
-		c = withShell(c)
-	}
-	return pdp.New(p, c)
 }
 
 // same decides call with both engines and fails on any difference in
@@ -277,11 +268,6 @@ func TestKeptSubDecisionsFollowRulesGrantsAndPolicy(t *testing.T) {
 		}
 	}
 	step("under a policy that denies reads", read, api.Deny)
-}
-
-func withShell(c pdp.Components) pdp.Components {
-	c.Shell = shell.Parser{}
-	return c
 }
 
 func sortedKeys[V any](m map[string]V) []string {
