@@ -23,19 +23,16 @@ steps := [
 # of one tool in one kind of session have the same call facts whatever
 # their arguments, so pdp keeps the answer for each (the function results
 # it keeps across evaluations); for OPA it is one function call more.
-answer_facts := object.union(chain_facts, {
-	"outside_reason": [r | r := outside_reason],
-	"shell_answer": shell_answer,
-	"error": request_error,
-	"danger_supplied": [true | input.danger],
-})
-
-chain_facts := object.union(shell_chain_facts, {
+answer_facts := object.union(shell_chain_facts, {
 	"path_rule": [r | r := path_rule],
 	"path_reason": [r | path_rule; r := path_reason],
 	"danger": [d | resolved.action == "assess"; d := danger],
 	"screen_reason": [r | resolved.action == "assess"; danger.by == "screen"; count(screen_hits) > 0; r := screen_reason],
 	"parent": parent_decisions,
+	"outside_reason": [r | r := outside_reason],
+	"shell_answer": shell_answer,
+	"error": request_error,
+	"danger_supplied": [true | input.danger],
 })
 
 # shell_chain_facts are the call facts only a shell command has (floor
