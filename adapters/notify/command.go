@@ -3,15 +3,19 @@ package notify
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 )
 
 // commandSink runs a program, without a shell, with the event as JSON
-// on its standard input; exit status 0 is a success. It is killed at
-// the attempt's timeout.
+// on its standard input; exit status 0 is a success. It runs in a
+// process group of its own, killed whole at the attempt's timeout (or
+// when the notifier stops): a shell's children go with it.
 type commandSink struct{ argv []string }
 
 func (c commandSink) deliver(ctx context.Context, ev *Event) error {
@@ -23,6 +27,16 @@ func (c commandSink) deliver(ctx context.Context, ev *Event) error {
 	cmd.Stdin = bytes.NewReader(body)
 	var out limitedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// The group's id is the program's pid (Setpgid).
+		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); !errors.Is(err, syscall.ESRCH) {
+			return err
+		}
+		return os.ErrProcessDone
+	}
+	// A process that left the group and holds the output open does not
+	// hold the attempt: its pipes are closed a second after the kill.
 	cmd.WaitDelay = time.Second
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s: %w: %s", c.argv[0], err, strings.TrimSpace(out.String()))
