@@ -29,7 +29,9 @@ type Status struct {
 	LastError   *StatusError `json:"last_error"`
 }
 
-// StatusError is the last failed attempt to load a new policy.
+// StatusError is why the source's newest version is not the active
+// policy: the failed attempt to load it. It is cleared once a version
+// after it is activated, or the source holds the active version again.
 type StatusError struct {
 	Message string    `json:"message"`
 	At      time.Time `json:"at"`
@@ -51,10 +53,11 @@ type Watcher struct {
 	engine *pdp.Engine
 	opts   WatchOptions
 
-	mu         sync.Mutex
-	status     Status
-	lastDigest string // content of the last attempt, good or bad
-	etag       string
+	mu           sync.Mutex
+	status       Status
+	lastDigest   string // content of the last attempt, good or bad
+	activeDigest string // content of the active policy
+	etag         string
 }
 
 // NewWatcher returns a watcher of cfg's source for engine.
@@ -74,7 +77,8 @@ func NewWatcher(cfg Config, engine *pdp.Engine, opts WatchOptions) *Watcher {
 	return w
 }
 
-// Status returns the active revision, its source and the last error.
+// Status returns the active revision, its source and, while the source's
+// newest version failed to load, why.
 func (w *Watcher) Status() Status {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -133,6 +137,11 @@ func (w *Watcher) Reload(ctx context.Context) (bool, error) {
 	w.mu.Lock()
 	w.status.LastCheck = time.Now()
 	unchanged := errors.Is(err, errUnchanged)
+	if unchanged && w.lastDigest == w.activeDigest {
+		// The source holds the active policy again (a read that failed
+		// on the way, e.g. a directory being replaced): no error stands.
+		w.status.LastError = nil
+	}
 	w.mu.Unlock()
 	if unchanged {
 		return false, nil
@@ -157,7 +166,10 @@ func (w *Watcher) Reload(ctx context.Context) (bool, error) {
 		w.opts.Logger.Error("policy not activated; the last good one keeps serving", "source", w.status.Source, "err", err)
 		return false, err
 	}
-	w.status.Revision, w.status.ActivatedAt = p.Revision, now
+	// The error was the previous version's: the active policy is now
+	// the source's newest (the refusal stays in the log and the metric).
+	w.status.Revision, w.status.ActivatedAt, w.status.LastError = p.Revision, now, nil
+	w.activeDigest = digest
 	w.opts.Logger.Info("policy activated", "source", w.status.Source, "revision", p.Revision)
 	return true, nil
 }

@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolperm/pdp/internal/config"
+	"github.com/toolperm/pdp/internal/policytest"
 	"github.com/toolperm/pdp/internal/service"
 )
 
@@ -86,5 +88,107 @@ func TestRunServesAndCloseWritesEverything(t *testing.T) {
 	defer again.Close()
 	if _, err := again.Store.Decision(context.Background(), d.DecisionID); err != nil {
 		t.Fatalf("decision %s not in the trail after a restart: %v", d.DecisionID, err)
+	}
+}
+
+// GET /v1/policy of a server watching a policy directory: a version that
+// does not compile is refused and shown as last_error while it stands;
+// once a good version follows, or the source holds the active policy
+// again after a failed read, last_error is null, as an operator checking
+// that a fix took reads it.
+func TestPolicyStatusShowsAnErrorOnlyWhileItStands(t *testing.T) {
+	dir := policytest.Dir(t, func(map[string]any) {})
+	cfg := testConfig(t)
+	cfg.Policy.Path, cfg.Policy.PollInterval = dir, 50*time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := service.New(ctx, cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, ready) }()
+	defer func() {
+		cancel()
+		<-done
+		s.Close()
+	}()
+	addr := <-ready
+	type status struct {
+		Revision  string `json:"revision"`
+		Kind      string `json:"kind"`
+		LastError *struct {
+			Message string `json:"message"`
+		} `json:"last_error"`
+	}
+	get := func() status {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + "/v1/policy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var st status
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /v1/policy: %d %v", resp.StatusCode, err)
+		}
+		return st
+	}
+	waitFor := func(what string, cond func(status) bool) status {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			st := get()
+			if cond(st) {
+				return st
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: GET /v1/policy still shows %+v", what, st)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := get()
+	if first.Kind != "directory" || first.Revision == "" || first.LastError != nil {
+		t.Fatalf("at start: %+v", first)
+	}
+
+	// A broken version is refused and shown; the old revision serves.
+	write("broken.rego", "package toolperm\n\nbroken := {\n")
+	refused := waitFor("refusing the broken version", func(st status) bool { return st.LastError != nil })
+	if refused.Revision != first.Revision {
+		t.Fatalf("a refused version changed the revision: %+v", refused)
+	}
+
+	// A good version after it: activated, and the error is gone.
+	if err := os.Remove(filepath.Join(dir, "broken.rego")); err != nil {
+		t.Fatal(err)
+	}
+	write("extra.rego", "package toolperm\n\nextra_rule_for_a_new_revision := true\n")
+	fixed := waitFor("activating the good version", func(st status) bool { return st.Revision != first.Revision })
+	if fixed.LastError != nil {
+		t.Fatalf("after a good version was activated, last_error still shows %q", fixed.LastError.Message)
+	}
+
+	// A read that fails on the way (the directory moved away and back,
+	// as a deploy replacing it does) shows while it stands, and is gone
+	// once the source holds the active policy again.
+	away := dir + ".away"
+	if err := os.Rename(dir, away); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("seeing the directory gone", func(st status) bool { return st.LastError != nil })
+	if err := os.Rename(away, dir); err != nil {
+		t.Fatal(err)
+	}
+	back := waitFor("seeing the directory back", func(st status) bool { return st.LastError == nil })
+	if back.Revision != fixed.Revision {
+		t.Fatalf("the same content changed the revision: %+v, was %+v", back, fixed)
 	}
 }
