@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -119,18 +122,64 @@ type pageData struct {
 	Event                          *api.Event
 }
 
-// Call is what the page shows of the call: its command, else its path,
-// else its arguments.
+// Call is what the page shows of the call, as the console's inbox shows
+// it: its command, else its path or url, then every other argument as
+// JSON, with the characters that make text look like other text escaped
+// (visible).
 func (d pageData) Call() string {
 	if d.Event == nil {
 		return ""
 	}
+	rest := make(map[string]any, len(d.Event.Args))
+	for k, v := range d.Event.Args {
+		rest[k] = v
+	}
+	var parts []string
 	for _, key := range []string{"command", "file_path", "path", "notebook_path", "url"} {
-		if v, ok := d.Event.Args[key].(string); ok && v != "" {
-			return v
+		if v, ok := rest[key].(string); ok && v != "" {
+			parts = append(parts, v)
+			delete(rest, key)
+			break
 		}
 	}
-	return ""
+	if len(rest) > 0 {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // the template escapes for HTML
+		if err := enc.Encode(rest); err != nil {
+			parts = append(parts, fmt.Sprintf("%v", rest))
+		} else {
+			parts = append(parts, strings.TrimSuffix(b.String(), "\n"))
+		}
+	}
+	return visible(strings.Join(parts, "  "))
+}
+
+// visible shows the characters that make text look like other text as
+// \uXXXX escapes, the same ones the console's visible (ui/app.js)
+// escapes: the C0 and C1 controls with DEL, the Arabic letter mark, the
+// zero-width characters and marks U+200B–U+200F, the bidirectional
+// embeddings, overrides and isolates U+202A–U+202E and U+2066–U+2069,
+// and the byte order mark.
+func visible(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if hidden(r) {
+			fmt.Fprintf(&b, "\\u%04x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func hidden(r rune) bool {
+	switch {
+	case r <= 0x1f, 0x7f <= r && r <= 0x9f, r == 0x061c, 0x200b <= r && r <= 0x200f,
+		0x202a <= r && r <= 0x202e, 0x2066 <= r && r <= 0x2069, r == 0xfeff:
+		return true
+	}
+	return false
 }
 
 func (s *Server) ticketPage(c echo.Context, status int, d pageData) error {

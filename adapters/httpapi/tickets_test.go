@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -153,5 +154,61 @@ func TestAnswerLinkConfirmed(t *testing.T) {
 	_, rec := s.call("GET", "/v1/decisions/"+id, nil)
 	if a := rec["answer"].(map[string]any); a["answer"] != "deny" || a["channel"] != "slack-approvals" {
 		t.Fatalf("answered %v", a)
+	}
+}
+
+// preOf is the call a confirmation page shows, between its <pre> tags.
+func preOf(t *testing.T, page string) string {
+	t.Helper()
+	_, after, ok := strings.Cut(page, "<pre>")
+	call, _, closed := strings.Cut(after, "</pre>")
+	if !ok || !closed {
+		t.Fatalf("the page shows no call:\n%s", page)
+	}
+	return call
+}
+
+// The confirmation page shows the call as the console does: every
+// argument, and the characters that make text look like other text
+// (controls and the bidirectional overrides) as \uXXXX escapes. A person
+// confirms what runs, not what it is made to look like.
+func TestAnswerLinkPageShowsTheWholeCallVisibly(t *testing.T) {
+	s := newService(t)
+	pageOf := func(call map[string]any) string {
+		t.Helper()
+		id := s.decide(call)["decision_id"].(string)
+		tickets, err := s.store.IssueTickets(t.Context(), id, "ops", []string{api.DenyAnswer}, time.Now().Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, page := s.page("GET", "/v1/decisions/"+id+"/answer?ticket="+tickets[api.DenyAnswer])
+		if code != http.StatusOK {
+			t.Fatalf("page: %d\n%s", code, page)
+		}
+		return page
+	}
+
+	// "echo done #<RLO>fr- mr" shows as "echo done #rm -rf" where the
+	// override is drawn.
+	overrides := []rune{0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0x200e, 0x200f, 0x061c}
+	for _, r := range overrides {
+		call := preOf(t, pageOf(shell("tv", "echo done #"+string(r)+"fr- mr")))
+		want := fmt.Sprintf(`echo done #\u%04xfr- mr`, r)
+		if strings.ContainsRune(call, r) || !strings.Contains(call, want) {
+			t.Fatalf("U+%04X: the page shows %q, want %q in it", r, call, want)
+		}
+	}
+
+	// A call with no command, path or url shows its arguments.
+	call := preOf(t, pageOf(map[string]any{"session_id": "tm", "tool": "mcp__github__delete_repo", "args": map[string]any{"repo": "production-db"}, "cwd": "/home/u/proj"}))
+	if !strings.Contains(call, "repo") || !strings.Contains(call, "production-db") {
+		t.Fatalf("the MCP call's page shows %q", call)
+	}
+	// A command's other arguments are shown beside it.
+	call = preOf(t, pageOf(map[string]any{"session_id": "tm", "tool": "shell", "args": map[string]any{"command": "make deploy", "env": map[string]any{"TARGET": "prod\u202e"}}, "cwd": "/home/u/proj"}))
+	for _, want := range []string{"make deploy", "TARGET", `prod\u202e`} {
+		if !strings.Contains(call, want) {
+			t.Fatalf("the page shows %q, without %q", call, want)
+		}
 	}
 }
