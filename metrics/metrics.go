@@ -46,6 +46,7 @@ type Metrics struct {
 	trailEvents      prometheus.Gauge
 	trailBytes       prometheus.Gauge
 	notify           notifyCounters
+	tlsRefused       *prometheus.CounterVec
 }
 
 // New registers every collector on a new registry.
@@ -125,6 +126,7 @@ func New() *Metrics {
 		f(c)
 	}
 	m.notify = newNotifyCounters(f)
+	m.tlsRefused = newTLSRefused(f)
 	f(buildInfo(buildinfo.Read()))
 	return m
 }

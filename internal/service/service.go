@@ -274,7 +274,7 @@ func (s *Service) Run(ctx context.Context, ready chan<- string) error {
 	srv.RegisterOnShutdown(s.Stopping)
 	srv.RegisterOnShutdown(s.Feed.Close)
 	if s.cert != nil {
-		go s.cert.Watch(background, tlsserve.WatchOptions{Logger: logger})
+		go s.cert.Watch(background, tlsserve.WatchOptions{Logger: logger, Observer: s.Metrics})
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- tlsserve.Serve(srv, ln, s.cert) }()

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -97,10 +98,44 @@ func Load(certFile, keyFile string) (*Certificate, error) {
 	return c, nil
 }
 
+// Why a reload was refused (RefusedReason).
+const (
+	// RefusedInvalid: the files cannot be read or do not hold a
+	// certificate and its key.
+	RefusedInvalid = "invalid"
+	// RefusedExpired: the certificate's validity has ended.
+	RefusedExpired = "expired"
+	// RefusedNotYetValid: the certificate's validity has not begun.
+	RefusedNotYetValid = "not_yet_valid"
+)
+
+// refusedError is a reload's error, with its reason.
+type refusedError struct {
+	reason string
+	err    error
+}
+
+func (e *refusedError) Error() string { return e.err.Error() }
+func (e *refusedError) Unwrap() error { return e.err }
+
+// RefusedReason is why Reload refused the files (RefusedInvalid,
+// RefusedExpired, RefusedNotYetValid), or "" for a nil error.
+func RefusedReason(err error) string {
+	if err == nil {
+		return ""
+	}
+	if r, ok := errors.AsType[*refusedError](err); ok {
+		return r.reason
+	}
+	return RefusedInvalid
+}
+
 // Reload reads the files again and, when they changed and hold a valid
 // certificate and key, serves it from the next handshake on. It returns
 // whether a new certificate was swapped in; on an error the one before
-// keeps serving.
+// keeps serving. Once one serves, a certificate outside its validity
+// (expired, or not valid yet) is refused too: every handshake with it
+// would fail, where the one before may still serve.
 func (c *Certificate) Reload() (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -112,12 +147,24 @@ func (c *Certificate) Reload() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("TLS key: %w", err)
 	}
-	if old := c.current.Load(); old != nil && bytes.Equal(old.certPEM, certPEM) && bytes.Equal(old.keyPEM, keyPEM) {
+	old := c.current.Load()
+	if old != nil && bytes.Equal(old.certPEM, certPEM) && bytes.Equal(old.keyPEM, keyPEM) {
 		return false, nil
 	}
 	pair, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return false, fmt.Errorf("TLS certificate %s and key %s: %w", c.certFile, c.keyFile, err)
+	}
+	if old != nil {
+		now, leaf := time.Now(), pair.Leaf
+		switch {
+		case now.After(leaf.NotAfter):
+			return false, &refusedError{RefusedExpired, fmt.Errorf("TLS certificate %s (%s) expired at %s",
+				c.certFile, leaf.Subject, leaf.NotAfter.UTC().Format(time.RFC3339))}
+		case now.Before(leaf.NotBefore):
+			return false, &refusedError{RefusedNotYetValid, fmt.Errorf("TLS certificate %s (%s) is not valid before %s",
+				c.certFile, leaf.Subject, leaf.NotBefore.UTC().Format(time.RFC3339))}
+		}
 	}
 	c.current.Store(&loaded{certPEM: certPEM, keyPEM: keyPEM, cert: &pair})
 	return true, nil
@@ -164,6 +211,8 @@ func expiry(leaf *x509.Certificate, now time.Time) string {
 		return "expired"
 	case now.Before(leaf.NotBefore):
 		return "not valid yet"
+	case leaf.NotAfter.Sub(now) < 24*time.Hour:
+		return "expires within a day"
 	case leaf.NotAfter.Sub(now) < 7*24*time.Hour:
 		return "expires within a week"
 	}

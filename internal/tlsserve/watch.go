@@ -18,14 +18,25 @@ type WatchOptions struct {
 	// came (a file system without notifications); default one minute.
 	Poll   time.Duration
 	Logger *slog.Logger
+	// Observer, when set, counts the reloads refused.
+	Observer Observer
 	// Reloaded, when set, is told of every reload attempt (tests).
 	Reloaded func(changed bool, err error)
+}
+
+// Observer counts the reloads refused, for metrics.
+type Observer interface {
+	// TLSReloadRefused: files that changed were not taken and the
+	// certificate before keeps serving; reason is RefusedInvalid,
+	// RefusedExpired or RefusedNotYetValid.
+	TLSReloadRefused(reason string)
 }
 
 // Watch reloads the certificate until ctx ends: on SIGHUP, on file
 // events in the files' directories (a replace by rename, as a secret
 // volume's symbolic-link swap does, is seen), and every Poll. A reload
-// that fails is logged and the certificate before keeps serving.
+// that fails, or finds a certificate outside its validity, is logged and
+// counted (Observer), and the certificate before keeps serving.
 func (c *Certificate) Watch(ctx context.Context, opts WatchOptions) {
 	if opts.Poll <= 0 {
 		opts.Poll = time.Minute
@@ -74,7 +85,13 @@ func (c *Certificate) reload(opts WatchOptions) {
 	changed, err := c.Reload()
 	switch {
 	case err != nil:
-		opts.Logger.Error("TLS certificate not reloaded; the one before keeps serving", "err", err)
+		reason := RefusedReason(err)
+		leaf := c.Leaf()
+		opts.Logger.Error("TLS certificate not reloaded; the one before keeps serving", "reason", reason, "err", err,
+			"serving", leaf.Subject.String(), "serving_not_after", leaf.NotAfter)
+		if opts.Observer != nil {
+			opts.Observer.TLSReloadRefused(reason)
+		}
 	case changed:
 		leaf := c.Leaf()
 		opts.Logger.Info("TLS certificate reloaded", "subject", leaf.Subject.String(), "not_after", leaf.NotAfter)
