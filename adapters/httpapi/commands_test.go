@@ -3,6 +3,8 @@ package httpapi_test
 import (
 	"fmt"
 	"net/http"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -152,6 +154,48 @@ func TestDenyFloor(t *testing.T) {
 		// rm -rf "$X" may be rm -rf /: a person decides.
 		if d := s.decide(map[string]any{"session_id": id, "tool": "shell", "args": map[string]any{"command": `rm -rf "$X"`}, "cwd": "/w"}); d["decision"] != "ask" || d["rule"] != "rm -rf /" {
 			t.Errorf(`%v rm -rf "$X": got %v/%v (%v), want ask/rm -rf /`, settings, d["decision"], d["rule"], d["reason"])
+		}
+	}
+}
+
+// TestListsShowTheParts: GET /v1/decisions (and its pending asks) shows a
+// compound command's parts as GET /v1/decisions/{id} does; a part longer
+// than a list item's strings may be is cut there, and the item says so.
+func TestListsShowTheParts(t *testing.T) {
+	s := newService(t)
+	s.mustStatus(http.StatusCreated, "POST", "/v1/sessions", map[string]any{"id": "lp", "workspace": "/home/u/proj"})
+	long := "echo " + strings.Repeat("x", 5000)
+	for _, c := range []struct {
+		command string
+		cut     bool
+	}{{"git status && go vet ./...", false}, {"git status && " + long, true}} {
+		ask := s.decide(shell("lp", c.command))
+		id := ask["decision_id"].(string)
+		single := s.mustStatus(http.StatusOK, "GET", "/v1/decisions/"+id, nil)
+		parts, _ := single["parts"].([]any)
+		if len(parts) != 2 || !reflect.DeepEqual(single["parts"], ask["parts"]) {
+			t.Fatalf("%q: GET /v1/decisions/%s shows the parts %v; decided %v", c.command, id, single["parts"], ask["parts"])
+		}
+		for _, path := range []string{"/v1/decisions?session_id=lp&limit=1", "/v1/decisions?pending=true"} {
+			items, _ := s.mustStatus(http.StatusOK, "GET", path, nil)["decisions"].([]any)
+			if len(items) == 0 || items[0].(map[string]any)["decision_id"] != id {
+				t.Fatalf("GET %s: %v, want %s first", path, items, id)
+			}
+			item := items[0].(map[string]any)
+			if !c.cut {
+				if !reflect.DeepEqual(item["parts"], single["parts"]) || item["truncated"] != nil {
+					t.Fatalf("GET %s shows the parts %v; GET /v1/decisions/%s %v", path, item["parts"], id, single["parts"])
+				}
+				continue
+			}
+			listed, _ := item["parts"].([]any)
+			if len(listed) != 2 || !reflect.DeepEqual(listed[0], parts[0]) || item["truncated"] != true {
+				t.Fatalf("GET %s: parts %v, truncated %v", path, item["parts"], item["truncated"])
+			}
+			text := listed[1].(map[string]any)["text"].(string)
+			if whole := parts[1].(map[string]any)["text"].(string); len(text) > 4096 || !strings.HasPrefix(whole, text) || len(whole) <= 4096 {
+				t.Fatalf("GET %s: a part of %d bytes is listed with %d", path, len(whole), len(text))
+			}
 		}
 	}
 }

@@ -7,21 +7,52 @@ import (
 )
 
 // listDecision is rec as a list shows it: every argument string, and the
-// fingerprint, cwd and reason (which repeat parts of the call), cut to
-// limit bytes.
+// fingerprint, cwd, reason and each part's text and fingerprint (which
+// repeat parts of the call), cut to limit bytes. rec is not changed.
 func listDecision(rec api.Event, limit int) api.ListedEvent {
 	item := api.ListedEvent{Event: rec}
-	var cut [4]bool
+	var cut [5]bool
 	item.Args, cut[0] = truncateArgs(rec.Args, limit)
 	item.Cwd, cut[1] = truncateString(rec.Cwd, limit)
 	item.Reason, cut[2] = truncateString(rec.Reason, limit)
-	if rec.Fingerprint != nil {
-		var fp string
-		fp, cut[3] = truncateString(*rec.Fingerprint, limit)
-		item.Fingerprint = &fp
-	}
-	item.Truncated = cut[0] || cut[1] || cut[2] || cut[3]
+	item.Fingerprint, cut[3] = truncateOptional(rec.Fingerprint, limit)
+	item.Parts, cut[4] = truncateParts(rec.Parts, limit)
+	item.Truncated = cut[0] || cut[1] || cut[2] || cut[3] || cut[4]
 	return item
+}
+
+// truncateOptional is truncateString of *s, in a new string when cut.
+func truncateOptional(s *string, limit int) (*string, bool) {
+	if s == nil {
+		return nil, false
+	}
+	t, cut := truncateString(*s, limit)
+	if !cut {
+		return s, false
+	}
+	return &t, true
+}
+
+// truncateParts returns parts with each text and fingerprint cut to
+// limit bytes; parts itself is not changed (a copy is made only when
+// something is cut).
+func truncateParts(parts []api.Part, limit int) ([]api.Part, bool) {
+	var out []api.Part
+	for i, p := range parts {
+		text, cutText := truncateString(p.Text, limit)
+		fp, cutFP := truncateOptional(p.Fingerprint, limit)
+		if !cutText && !cutFP {
+			continue
+		}
+		if out == nil {
+			out = append([]api.Part(nil), parts...)
+		}
+		out[i].Text, out[i].Fingerprint = text, fp
+	}
+	if out == nil {
+		return parts, false
+	}
+	return out, true
 }
 
 // truncateString cuts s to at most limit bytes at a character boundary.

@@ -19,6 +19,9 @@ type DecisionColumns struct {
 	// The runtime's outcome, kept apart from the person's answer.
 	Outcome, OutcomeChannel, OutcomeBy *string
 	OutcomeAt                          time.Time
+	// Parts is the JSON array of a compound command's parts; NULL for
+	// any other call, and unreadable reads as none.
+	Parts *string
 }
 
 // Decision completes rec, scanned from a row, with its other columns.
@@ -40,6 +43,9 @@ func Decision(rec *api.Event, c DecisionColumns) {
 	if c.Outcome != nil {
 		rec.Outcome = &api.Outcome{Answer: *c.Outcome, Channel: str(c.OutcomeChannel), By: str(c.OutcomeBy), RecordedAt: c.OutcomeAt}
 	}
+	if c.Parts != nil && json.Unmarshal([]byte(*c.Parts), &rec.Parts) != nil {
+		rec.Parts = nil
+	}
 }
 
 func str(s *string) string {
@@ -50,10 +56,11 @@ func str(s *string) string {
 }
 
 // DecisionColumnNames are the columns of a decision row ScanDecision
-// reads, in its order.
+// reads, in its order: every list, the export and a single read show a
+// decision alike, a compound command's parts included.
 const DecisionColumnNames = `id, time, session_id, tool, capability, args, cwd, fingerprint, grantable, decision, source, rule, reason,
 	danger_verdict, danger_by, revision, latency_us, answer, answer_channel, answered_at, grant_id, tool_use_id,
-	outcome, outcome_channel, outcome_at, outcome_by, answer_token`
+	outcome, outcome_channel, outcome_at, outcome_by, answer_token, parts`
 
 // ScanDecision reads a row of DecisionColumnNames, then into extra.
 func ScanDecision(row Row, extra ...any) (api.Event, error) {
@@ -62,7 +69,7 @@ func ScanDecision(row Row, extra ...any) (api.Event, error) {
 	var t, answeredAt, outcomeAt Time
 	dest := append([]any{&rec.DecisionID, &t, &rec.SessionID, &rec.Tool, &rec.Capability, &c.Args, &rec.Cwd, &rec.Fingerprint, &rec.Grantable,
 		&rec.Decision.Decision, &rec.Source, &rec.Rule, &rec.Reason, &c.DangerVerdict, &c.DangerBy, &rec.Revision, &rec.LatencyUS,
-		&c.Answer, &c.Channel, &answeredAt, &c.GrantID, &c.ToolUseID, &c.Outcome, &c.OutcomeChannel, &outcomeAt, &c.OutcomeBy, &c.AnswerToken}, extra...)
+		&c.Answer, &c.Channel, &answeredAt, &c.GrantID, &c.ToolUseID, &c.Outcome, &c.OutcomeChannel, &outcomeAt, &c.OutcomeBy, &c.AnswerToken, &c.Parts}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return rec, err
 	}

@@ -5,8 +5,10 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -68,6 +70,7 @@ func Run(t *testing.T, open Open) {
 		{"outcomes", testOutcomes},
 		{"command rules", testCommandRules},
 		{"compound commands and project grants", testProjectGrants},
+		{"every read shows a compound command's parts", testPartsEverywhere},
 		{"change log", testChangeLog},
 		{"expiry", testExpiry},
 		{"expiry races answers", testExpiryRace},
@@ -884,6 +887,68 @@ func testProjectGrants(t *testing.T, s Store) {
 	if got, err := s.AnswerDecision(ctx, bad.Decision.DecisionID, api.AllowOnce, "console", ""); err != nil || got.Answer.Answer != api.AllowOnce {
 		t.Fatalf("allow_once after a refused allow_session = %+v, %v", got.Answer, err)
 	}
+}
+
+// testPartsEverywhere: a compound command's parts are shown alike by
+// the single read, every list (the plain list, its filters, the pending
+// asks), the read by tool use and the export; a call of one part has
+// none in each.
+func testPartsEverywhere(t *testing.T, s Store) {
+	ctx := t.Context()
+	mustCreate(t, s, api.Session{ID: "lp"})
+	ask := compoundAsk("lp", 0)
+	ask.Request.ToolUseID = "toolu_parts"
+	plain := shellAsk("lp", time.Second, "git push")
+	mustRecord(t, s, ask, plain)
+	single, err := s.Decision(ctx, ask.Decision.DecisionID)
+	if err != nil || !reflect.DeepEqual(single.Parts, ask.Decision.Parts) {
+		t.Fatalf("the decision's parts %s, %v; recorded %s", asJSON(single.Parts), err, asJSON(ask.Decision.Parts))
+	}
+	reads := map[string]func() ([]api.Event, error){}
+	for name, f := range map[string]pdp.DecisionFilter{
+		"list":                {Limit: 10},
+		"list of a session":   {SessionID: "lp", Limit: 10},
+		"list of asks":        {Decision: api.Ask, Limit: 10},
+		"list of a source":    {Source: "level", Limit: 10},
+		"list of pending":     {Pending: true, Limit: 10},
+		"list since its time": {Since: base, Limit: 10},
+	} {
+		reads[name] = func() ([]api.Event, error) { return s.Decisions(ctx, f) }
+	}
+	reads["by tool use"] = func() ([]api.Event, error) { return s.DecisionsByToolUse(ctx, "toolu_parts") }
+	reads["export"] = func() ([]api.Event, error) {
+		var out []api.Event
+		err := s.EachDecision(ctx, base, func(ev api.Event) error { out = append(out, ev); return nil })
+		return out, err
+	}
+	for name, read := range reads {
+		evs, err := read()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		seen := false
+		for _, ev := range evs {
+			switch ev.DecisionID {
+			case ask.Decision.DecisionID:
+				seen = true
+				if !reflect.DeepEqual(ev.Parts, single.Parts) {
+					t.Fatalf("%s shows the parts %s; the decision has %s", name, asJSON(ev.Parts), asJSON(single.Parts))
+				}
+			case plain.Decision.DecisionID:
+				if ev.Parts != nil {
+					t.Fatalf("%s shows parts %s for a call of one part", name, asJSON(ev.Parts))
+				}
+			}
+		}
+		if !seen {
+			t.Fatalf("%s does not show the compound ask: %+v", name, evs)
+		}
+	}
+}
+
+func asJSON(v any) string {
+	raw, _ := json.Marshal(v)
+	return string(raw)
 }
 
 // OutcomesMoved checks schema.OutcomesFromAnswers on a store whose
