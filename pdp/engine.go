@@ -95,6 +95,9 @@ var ErrAuditUnavailable = errors.New("audit trail unavailable")
 type Engine struct {
 	policy atomic.Pointer[Policy]
 	c      Components
+	// typed holds each process's partial line of typed input between
+	// decisions (stdin.go); nil where nothing is recorded (Simulate).
+	typed *typedInput
 }
 
 // New returns an engine serving p.
@@ -111,7 +114,7 @@ func New(p *Policy, c Components) *Engine {
 	if c.EvalTimeout <= 0 {
 		c.EvalTimeout = time.Second
 	}
-	e := &Engine{c: c}
+	e := &Engine{c: c, typed: newTypedInput()}
 	if p != nil {
 		p.memo.SetLimit(c.MemoBytes)
 		p.reuse.SetFuncMemoBytes(c.SubmemoBytes)

@@ -22,7 +22,7 @@ func init() {
 		"session", "workspace", "tool", "capability", "action", "shell", "danger", "parent_decision",
 		"permission_level", "mode", "execution_mode", "rules", "command_rules", "grants", "has_parent", "scope", "fingerprint",
 		"outside", "paths", "value", "path", "rel", "inside", "glob", "pattern", "place", AccessRead, AccessWrite, "policy",
-		"runtime", "agent", "permission_mode", "parsed", "commands", "operators", "compound", "redirections", "substitutions", "assignments", "parts", "redirects",
+		"runtime", "agent", "permission_mode", "parsed", "typed", "commands", "operators", "compound", "redirections", "substitutions", "assignments", "parts", "redirects",
 		"evaluated", "assigned", "error", "argv", "literal", "text", "simple", "first", "end", "background", "negated",
 		"op", "target", "dev_null", "dup", "here_doc", "program", "possible", "command", "word", "redirect", "verdict", "by", "decision", "source", "rule", "reason",
 		// frequent values
@@ -45,6 +45,7 @@ var reusePaths = evalcache.Paths{
 		ast.MustParseRef("input.action"),
 		ast.MustParseRef("input.capability"),
 		ast.MustParseRef("input.shell.parsed"),
+		ast.MustParseRef("input.shell.typed"),
 		ast.MustParseRef("input.session.rules"),
 		ast.MustParseRef("input.session.command_rules"),
 		ast.MustParseRef("input.session.permission_level"),
@@ -193,6 +194,9 @@ func shellInput(f ShellFacts) map[string]any {
 	}
 	if f.Error != "" {
 		out["error"] = f.Error
+	}
+	if f.Typed {
+		out["typed"] = true
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp/internal/evalcache"
@@ -22,6 +23,9 @@ type pipeline struct {
 	call    Call
 	command string
 	facts   *ShellFacts
+	// typedKey and typedRest: the process a write of typed input goes
+	// to, and the partial line it leaves held (stdin.go).
+	typedKey, typedRest string
 	// shell is the facts as the input document carries them (input.go).
 	shell  map[string]any
 	danger *api.Danger
@@ -35,6 +39,11 @@ func (e *Engine) evaluate(ctx context.Context, p *Policy, call Call) (api.Decisi
 	out, rec, err := pl.run(ctx, withDefaults(call.Session), call.Explain)
 	if err != nil {
 		return api.Decision{}, nil, err
+	}
+	if pl.typedKey != "" {
+		// Held whatever the answer: a partial line that did not reach
+		// the process only makes later lines read stricter.
+		e.typed.set(pl.typedKey, pl.typedRest)
 	}
 	return out.decision, rec, nil
 }
@@ -57,7 +66,7 @@ func (pl *pipeline) parseCommand(ctx context.Context) error {
 			argv, _ = stringList(raw)
 		}
 		if len(argv) == 0 {
-			return nil
+			return pl.parseTyped(ctx)
 		}
 	}
 	if pl.e.c.Shell == nil {
@@ -181,4 +190,52 @@ func (pl *pipeline) assess(ctx context.Context, s *SessionTree) api.Danger {
 
 func dangerInput(d api.Danger) map[string]any {
 	return map[string]any{"verdict": d.Verdict, "by": d.By}
+}
+
+// parseTyped turns typed input (an argument of kind stdin) into shell
+// facts of the complete lines it finishes, with what is held for its
+// process before it (stdin.go). Facts marked typed are judged by the
+// floor, command rules and path rules, not as a shell.exec call.
+func (pl *pipeline) parseTyped(ctx context.Context) error {
+	req := pl.call.Request
+	entry, known := pl.p.catalogue.Lookup(req.Runtime, req.Tool)
+	if !known {
+		return nil
+	}
+	var typed string
+	found := false
+	for _, name := range stdinArgNames(entry) {
+		raw, ok := Argument(req.Args, name)
+		if !ok || raw == nil {
+			continue
+		}
+		s, isString := raw.(string)
+		if !isString {
+			return invalid("invalid_args", "args.%s must be a string, got %T", name, raw)
+		}
+		typed += s
+		found = true
+	}
+	if !found {
+		return nil
+	}
+	if pl.e.c.Shell == nil {
+		return errors.New("no shell parser is configured")
+	}
+	pl.typedKey = typedKey(req.SessionID, req.Tool, req.Args)
+	lines, rest, unread := typedLines(pl.e.typed.get(pl.typedKey), typed)
+	pl.typedRest = rest
+	var f ShellFacts
+	switch {
+	case unread != "":
+		f = ShellFacts{Parsed: false, Error: unread}
+	case len(lines) == 0:
+		return nil
+	default:
+		pl.command = strings.Join(lines, "\n")
+		f = pl.e.c.Shell.Parse(ctx, pl.command)
+	}
+	f.Typed = true
+	pl.facts = &f
+	return nil
 }

@@ -90,3 +90,16 @@ func commandArgName(e ToolEntry, known bool) string {
 	slices.Sort(names)
 	return names[0]
 }
+
+// stdinArgNames are the top-level arguments of kind stdin a tool's
+// catalogue entry declares: text typed into a running process.
+func stdinArgNames(e ToolEntry) []string {
+	var names []string
+	for sel, k := range e.Args {
+		if k == KindStdin && !strings.ContainsAny(sel, ".[") {
+			names = append(names, sel)
+		}
+	}
+	slices.Sort(names)
+	return names
+}

@@ -24,6 +24,9 @@ type ShellCommand struct {
 // parses, never what it means (docs/policy.md, "The input document").
 type ShellFacts struct {
 	Parsed bool
+	// Typed: the facts are of lines typed into a running process
+	// (stdin.go), not of a command the call runs.
+	Typed bool
 	// Error is the parse error, or the limit the command is over, when
 	// Parsed is false; Limit names that limit.
 	Error string

@@ -25,12 +25,15 @@ const (
 	// KindCommand is a shell command: judged by the shell facts, not
 	// resolved as a path.
 	KindCommand ArgKind = "command"
+	// KindStdin is text typed into a running process: not a path; its
+	// complete lines are judged as shell commands (pipeline.go, stdin.go).
+	KindStdin ArgKind = "stdin"
 	// KindData is plain data (file content, a message): not resolved,
 	// except a value that is a whole file:// URI.
 	KindData ArgKind = "data"
 )
 
-var argKinds = map[ArgKind]bool{KindPath: true, KindPaths: true, KindGlob: true, KindPatch: true, KindCommand: true, KindData: true}
+var argKinds = map[ArgKind]bool{KindPath: true, KindPaths: true, KindGlob: true, KindPatch: true, KindCommand: true, KindStdin: true, KindData: true}
 
 // ToolEntry is one tool of the catalogue (policy data "tools").
 type ToolEntry struct {

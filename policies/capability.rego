@@ -47,9 +47,14 @@ tool_entry := data.tools[concat("/", [input.runtime.agent, input.tool])] if {
 
 # command_given: the call carries a command, which the engine has parsed
 # (or tried to: shell facts always say whether it parsed). Read through
-# input.shell.parsed alone, so the capability depends on the tool, the
-# action and this, never on the command's words.
-command_given if is_boolean(input.shell.parsed)
+# input.shell.parsed and input.shell.typed alone, so the capability
+# depends on the tool, the action and these, never on the command's
+# words. Lines typed into a running process (typed) are no command of
+# the call: the write stays shell.stdin.
+command_given if {
+	is_boolean(input.shell.parsed)
+	not input.shell.typed
+}
 
 # mcp_capability maps Claude Code's mcp__<server>__<tool> to mcp.<server>.<tool>.
 mcp_capability(tool) := cap if {

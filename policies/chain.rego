@@ -49,6 +49,16 @@ shell_chain_facts := {
 } if {
 	capability == "shell.exec"
 } else := {
+	# Typed lines (shell_judged) meet the floor and command rules' stops
+	# only: a write is never granted or allowed part by part.
+	"floor": floor_hits,
+	"command_denied": [v | v := command_denied],
+	"command_asked": [v | v := command_asked],
+	"fingerprint": null,
+	"grant": [], "parts_allowed": [], "screened": [],
+} if {
+	shell_judged
+} else := {
 	"floor": [], "command_denied": [], "command_asked": [], "fingerprint": null,
 	"grant": [], "parts_allowed": [], "screened": [],
 }

@@ -12,11 +12,12 @@ package toolperm
 
 import rego.v1
 
-# shell_parts are the parts of a parsed shell.exec call; empty otherwise.
+# shell_parts are the parts of a parsed shell.exec call, or of the lines
+# a shell.stdin write types (shell_judged); empty otherwise.
 default shell_parts := []
 
 shell_parts := input.shell.parts if {
-	capability == "shell.exec"
+	shell_judged
 	input.shell.parsed == true
 }
 
@@ -326,7 +327,7 @@ unread_verdict := {
 	"decision": "ask", "rule": m.prefix,
 	"reason": sprintf("The command could not be read (%s), so it may be one the %s command rule %q %s: a person decides.", [unread_why, m.layer, m.prefix, stop_verb[rule_stop(m.prefix, m.layer)]]),
 } if {
-	capability == "shell.exec"
+	shell_judged
 	not shell_parsed
 	found := [m | some layer in command_layers; m := possible_match(layer, ["<unread command>"], [false])]
 	count(found) > 0

@@ -73,7 +73,7 @@ floor_redirect_entries := [i | some i, e in floor_entries; count(object.get(e, "
 # that is not literal, an opaque command, a text that does not parse) may
 # be any command on the floor: the call asks, naming the first entry.
 floor_unread := [{"entry": floor_entries[0].name, "exact": false, "text": t, "reason": r} |
-	capability == "shell.exec"
+	shell_judged
 	count(floor_entries) > 0
 	some [t, r] in floor_unread_texts
 ]
@@ -91,7 +91,7 @@ floor_unread_texts contains ["", sprintf("The command could not be read (%s), so
 floor_may_be(text, entry) := sprintf("%q may be %s, on the deny floor: a person decides.", [text, entry])
 
 floor_entry_hits(e) := hits if {
-	capability == "shell.exec"
+	shell_judged
 	hits := array.concat(
 		array.concat(
 			[h | some v in floor_views; h := floor_view_hit(e, v)],

@@ -50,7 +50,7 @@ path_accesses(p) := [path_access] if not p.shell
 
 path_accesses(p) := shell_word_accesses(p) if {
 	p.shell
-	capability == "shell.exec"
+	shell_judged
 }
 
 # path_word says which word of a shell command a path came from, for the

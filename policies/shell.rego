@@ -20,6 +20,18 @@ default grantable := false
 
 grantable if parts_grantable
 
+# shell_judged: the call's shell facts meet the deny floor, command
+# rules and path rules — a shell.exec call's command, or the complete
+# lines a shell.stdin write types into a running process, which may be a
+# shell (input.shell.typed). Only a shell.exec call has parts a grant,
+# a command rule's allow or the screen judge.
+shell_judged if capability == "shell.exec"
+
+shell_judged if {
+	capability == "shell.stdin"
+	input.shell.typed == true
+}
+
 # program_names are the names a word may run as: its last path element,
 # lower-cased (case-insensitive file systems run RM as rm), with and
 # without a version suffix (python3.12 is python). /bin/rm is rm.

@@ -73,7 +73,7 @@ func (c *collector) value(sel, shown string, v any) error {
 			kind = c.entry.Other
 		}
 	}
-	if declared && kind != pdp.KindData && kind != pdp.KindCommand {
+	if declared && kind != pdp.KindData && kind != pdp.KindCommand && kind != pdp.KindStdin {
 		// A declared path holds a string (a path list: strings); anything
 		// else is bad input, not something to guess at.
 		_, isList := v.([]any)
@@ -136,7 +136,7 @@ func (c *collector) text(shown string, kind pdp.ArgKind, declared bool, s string
 		for _, f := range patchFiles(s) {
 			add(fileURI(f), false)
 		}
-	case pdp.KindCommand, pdp.KindData:
+	case pdp.KindCommand, pdp.KindStdin, pdp.KindData:
 		// Not a path, unless the whole value is a file URI: a fetch tool
 		// given file:///etc/shadow reads a file.
 		if isFileURI(s) {

@@ -110,3 +110,44 @@ test_a_command_that_could_not_be_read_may_be_on_the_floor if {
 	d := decide(cmd_call(words(["$c"], [false]), {"permission_level": "FULL"})) with data.floor as []
 	d.decision == "allow"
 }
+
+# Lines typed into a running process (shell.stdin, input.shell.typed)
+# meet the floor and command rules at every level and mode; the write
+# stays shell.stdin, never granted, and the level decides the rest.
+typed_call(facts, overrides) := {
+	"tool": "write_stdin", "runtime": {"agent": "codex"},
+	"shell": object.union(facts, {"typed": true}), "session": session(overrides),
+}
+
+test_typed_lines_meet_the_floor_and_command_rules if {
+	every s in floor_settings {
+		d := decide(typed_call(plain(["rm", "-rf", "/"]), s))
+		d.decision == "deny"
+		d.rule == "rm -rf /"
+		d.capability == "shell.stdin"
+		d.grantable == false
+	}
+	every s in floor_settings {
+		d := decide(typed_call(plain(["git", "push"]), object.union(s, {"command_rules": {"git push": "deny"}})))
+		d.decision == "deny"
+		d.rule == "git push"
+	}
+	d := decide(typed_call({"parsed": false, "error": "control characters"}, {"permission_level": "FULL"}))
+	d.decision == "ask"
+	d.rule == "rm -rf /"
+}
+
+test_typed_lines_otherwise_follow_the_level if {
+	d := decide(typed_call(plain(["y"]), {}))
+	d.decision == "allow"
+	d.capability == "shell.stdin"
+	d.fingerprint == null
+
+	# A command rule's allow never allows a write part by part.
+	a := decide(typed_call(plain(["ls"]), {"rules": {"shell.stdin": "ask"}, "command_rules": {"ls": "allow"}}))
+	a.decision == "ask"
+
+	# The shell tool's write_stdin action stays shell.stdin with typed lines.
+	w := decide({"tool": "shell", "action": "write_stdin", "shell": object.union(plain(["ls"]), {"typed": true}), "session": session({})})
+	w.capability == "shell.stdin"
+}
