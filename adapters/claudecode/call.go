@@ -20,6 +20,9 @@ const PermissionRequest = "PermissionRequest"
 // is answered from the PDP's decision of the same call, and the events
 // after a call record its outcome.
 func Parse(raw []byte) (hookflow.Call, error) {
+	if name, err := hookflow.CheckKeys(raw, Event{}); err != nil {
+		return refused(name), err
+	}
 	ev, err := ReadEvent(bytes.NewReader(raw))
 	// ReadEvent takes no PermissionRequest; one that decodes whole and
 	// names its tool and session is taken here. One whose fields do not
@@ -38,6 +41,20 @@ func Parse(raw []byte) (hookflow.Call, error) {
 		c.Kind = hookflow.Outcome
 	}
 	return c, nil
+}
+
+// refused is the call of an event refused before it is read: only what
+// the reply needs, the kind of the event the agent sent (name, its exact
+// hook_event_name), so that it gets its own deny.
+func refused(name string) hookflow.Call {
+	c := hookflow.Call{Agent: Agent, Event: name}
+	switch {
+	case name == PermissionRequest:
+		c.Kind = hookflow.Permission
+	case Event{HookEventName: name}.Outcome() != "":
+		c.Kind = hookflow.Outcome
+	}
+	return c
 }
 
 // Reply is Claude Code's answer to the verdict: PreToolUse's

@@ -52,20 +52,22 @@ type Event struct {
 // session is "codex:<session_id>" (Codex's thread); a sub-agent's calls
 // are decided in "codex:<session_id>:agent:<agent_id>", a child of it.
 func Parse(raw []byte) (hookflow.Call, error) {
+	if name, err := hookflow.CheckKeys(raw, Event{}); err != nil {
+		c := hookflow.Call{Agent: Agent, Event: name}
+		c.Kind, _ = kindOf(name)
+		return c, err
+	}
 	var ev Event
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		return hookflow.Call{}, fmt.Errorf("the Codex hook event is not JSON: %w", err)
 	}
 	c := hookflow.Call{Agent: Agent, Event: ev.HookEventName, Tool: ev.ToolName, Cwd: ev.Cwd, ToolUseID: ev.ToolUseID,
 		PermissionMode: ev.PermissionMode, Args: hookflow.WithoutBulk(ev.ToolInput)}
-	switch ev.HookEventName {
-	case PreToolUse:
-		c.Kind = hookflow.Pre
-	case PermissionRequest:
-		c.Kind = hookflow.Permission
-	case PostToolUse:
-		c.Kind, c.Outcome = hookflow.Outcome, "allow_once"
-	default:
+	var known bool
+	if c.Kind, known = kindOf(ev.HookEventName); c.Kind == hookflow.Outcome {
+		c.Outcome = "allow_once"
+	}
+	if !known {
 		return c, fmt.Errorf("Codex hook event %q is not one this hook takes (%s, %s, %s)", ev.HookEventName, PreToolUse, PermissionRequest, PostToolUse)
 	}
 	switch {
@@ -80,6 +82,20 @@ func Parse(raw []byte) (hookflow.Call, error) {
 	}
 	c.FileFree = ev.ToolName == "spawn_agent"
 	return c, nil
+}
+
+// kindOf is the kind of a Codex event; false for one this hook does not
+// take.
+func kindOf(event string) (hookflow.Kind, bool) {
+	switch event {
+	case PreToolUse:
+		return hookflow.Pre, true
+	case PermissionRequest:
+		return hookflow.Permission, true
+	case PostToolUse:
+		return hookflow.Outcome, true
+	}
+	return hookflow.Pre, false
 }
 
 type preToolUseOutput struct {

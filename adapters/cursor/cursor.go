@@ -16,6 +16,7 @@ import (
 	"fmt"
 
 	"github.com/toolperm/pdp/adapters/hookflow"
+	"github.com/toolperm/pdp/api"
 )
 
 // Agent is the name the PDP knows Cursor by.
@@ -53,6 +54,9 @@ type Event struct {
 // beforeReadFile its Read; an MCP tool is mcp__cursor__<tool>, since
 // Cursor names the server only by its URL or command.
 func Parse(raw []byte) (hookflow.Call, error) {
+	if name, err := hookflow.CheckKeys(raw, Event{}); err != nil {
+		return hookflow.Call{Agent: Agent, Event: name}, err
+	}
 	var ev Event
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		return hookflow.Call{}, fmt.Errorf("the Cursor hook event is not JSON: %w", err)
@@ -108,6 +112,11 @@ func object(raw json.RawMessage) (map[string]any, error) {
 	var out map[string]any
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return nil, fmt.Errorf("the Cursor hook event's tool_input is not an object: %w", err)
+	}
+	// The object in a string is not among the event's members that
+	// hookflow.CheckKeys reads through.
+	if err := api.DuplicateKeys(raw); err != nil {
+		return nil, hookflow.Ambiguous(fmt.Errorf("tool_input: %w", err))
 	}
 	return out, nil
 }

@@ -58,6 +58,13 @@ var bulkyArgs = []string{"content", "old_string", "new_string"}
 // mcp.<server>.<tool> as for every agent. AfterTool carries no id of the
 // call, so there is no ask to record it on: it is taken and ignored.
 func Parse(raw []byte) (hookflow.Call, error) {
+	if name, err := hookflow.CheckKeys(raw, Event{}); err != nil {
+		c := hookflow.Call{Agent: Agent, Event: name}
+		if name == AfterTool {
+			c.Kind = hookflow.Outcome
+		}
+		return c, err
+	}
 	var ev Event
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		return hookflow.Call{}, fmt.Errorf("the Gemini CLI hook event is not JSON: %w", err)

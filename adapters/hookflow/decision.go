@@ -37,11 +37,13 @@ func parseDecision(raw []byte) (client.Decision, error) {
 	if err != nil {
 		return d, err
 	}
+	known := make(map[string]bool, len(decisionFields))
+	for _, name := range decisionFields {
+		known[name] = true
+	}
 	for name := range f {
-		for _, known := range decisionFields {
-			if name != known && strings.EqualFold(name, known) {
-				return d, fmt.Errorf("field %q is %q in another case", name, known)
-			}
+		if err := otherCase(name, known); err != nil {
+			return d, err
 		}
 	}
 	for _, name := range decisionFields {
@@ -74,6 +76,20 @@ func parseDecision(raw []byte) (client.Decision, error) {
 		return d, fmt.Errorf("need_approval is %t for decision %q", d.NeedApproval, d.Decision)
 	}
 	return d, nil
+}
+
+// otherCase reports a name that differs from a known one only in case:
+// decoders disagree on which of the two counts.
+func otherCase(name string, known map[string]bool) error {
+	if known[name] {
+		return nil
+	}
+	for k := range known {
+		if strings.EqualFold(name, k) {
+			return fmt.Errorf("field %q is %q in another case", name, k)
+		}
+	}
+	return nil
 }
 
 // fields are the members of one JSON object, undecoded.

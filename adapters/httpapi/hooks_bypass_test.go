@@ -211,10 +211,10 @@ func TestDecideRuntimeAgentSpoofingHidesNoPath(t *testing.T) {
 	}
 }
 
-// A key twice in tool_input is read as the agents' own JSON parsers read
-// it (JavaScript's JSON.parse and serde_json keep the last): the path
-// the tool would use is the one judged.
-func TestHookDuplicateKeyIsJudgedAsTheAgentReadsIt(t *testing.T) {
+// A key twice in tool_input is refused, never judged: JavaScript's
+// JSON.parse keeps the last, but a parser that keeps the first (or fails)
+// would have the tool write where the PDP did not look.
+func TestHookDuplicateKeyIsDenied(t *testing.T) {
 	srv := testserver.New(t)
 	if _, err := client.New(srv.URL).Sessions().Create(context.Background(), client.Session{ID: "cc:dup", Workspace: "/home/dev/proj", PermissionLevel: "READ_WRITE"}); err != nil {
 		t.Fatal(err)
@@ -222,7 +222,7 @@ func TestHookDuplicateKeyIsJudgedAsTheAgentReadsIt(t *testing.T) {
 	event := `{"session_id":"dup","cwd":"/home/dev/proj","hook_event_name":"PreToolUse","tool_name":"Write",` +
 		`"tool_input":{"file_path":"/home/dev/proj/a","file_path":"/etc/passwd"},"tool_use_id":"t"}`
 	status, body := postHook(t, srv.URL, "claude-code", "", event)
-	if got, why := seenInBody(t, "claude-code", status, body); got != "deny" || !strings.Contains(why, "/etc/passwd") {
+	if got, why := seenInBody(t, "claude-code", status, body); got != "deny" || !strings.Contains(why, `"file_path" appears twice`) {
 		t.Fatalf("claude-code reads %s (%s)", got, why)
 	}
 }
