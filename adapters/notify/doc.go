@@ -10,6 +10,9 @@
 // cannot grow the heap; what does not fit is dropped and counted. Each
 // event is tried a few times with backoff, each attempt bounded by a
 // timeout. Where replicas share one store, each event is claimed in the
-// store by its change log sequence number before it is sent, so exactly
-// one replica sends it.
+// store by its change log sequence number before it is sent, under a
+// lease renewed before each attempt, and marked done once sent: one
+// replica sends it, and when that one dies before it is done another
+// takes it over once the lease ran out. Delivery is at least once;
+// receivers dedupe by the event's id.
 package notify

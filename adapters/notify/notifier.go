@@ -25,12 +25,29 @@ type Observer interface {
 	NotifyDropped(sink, reason string)
 }
 
-// Claims is a store shared by replicas that hands each event of the
-// change log to one of them: ClaimDelivery is true for the first replica
-// to claim the sink's event seq, false for every other.
+// Claims is a store shared by replicas that hands each event to one of
+// them at a time, under a lease: the replica that claims it sends it,
+// renewing the lease before each attempt, and marks it done; an event
+// whose lease ran out undone (its replica died) is claimed again by
+// another. Delivery is at least once: a replica that died after the
+// receiver took the event but before it marked it done has it sent
+// again, with the same id.
 type Claims interface {
-	ClaimDelivery(ctx context.Context, sink string, seq int64) (bool, error)
+	// ClaimDelivery claims the sink's event seq for lease: mine when it
+	// is this replica's to send; else until is when the holder's lease
+	// ends (ask again then), or zero when it is done.
+	ClaimDelivery(ctx context.Context, sink string, seq int64, lease time.Duration) (mine bool, until time.Time, err error)
+	// RenewDelivery extends this replica's claim to lease from now:
+	// false when it is no longer its own.
+	RenewDelivery(ctx context.Context, sink string, seq int64, lease time.Duration) (bool, error)
+	// DeliveryDone marks this replica's claim done: sent, or given up.
+	DeliveryDone(ctx context.Context, sink string, seq int64) error
 }
+
+// leaseSlack is added to each lease beyond the attempt and the wait
+// after it that it covers: the time to claim, to issue answer links, and
+// the clocks of replicas that differ by a few seconds.
+const leaseSlack = 5 * time.Second
 
 // Options are what a Notifier is built from.
 type Options struct {
@@ -186,6 +203,14 @@ type worker struct {
 	mu    sync.Mutex
 	queue []*Event
 	bytes int
+	// later are the events another replica holds, to claim again when
+	// its lease ends if it has not marked them done by then.
+	later []recheck
+}
+
+type recheck struct {
+	ev *Event
+	at time.Time
 }
 
 // enqueue queues ev unless the queue is full, in events or in bytes.
@@ -208,47 +233,109 @@ func (w *worker) enqueue(ev *Event) {
 	}
 }
 
-func (w *worker) next() *Event {
+// next is the next event to send: one due to be claimed again, else the
+// queue's first; nil and the time of the next recheck (zero: none) when
+// there is none yet.
+func (w *worker) next(now time.Time) (*Event, time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	var soonest time.Time
+	for i, r := range w.later {
+		if !r.at.After(now) {
+			w.later = append(w.later[:i], w.later[i+1:]...)
+			return r.ev, time.Time{}
+		}
+		if soonest.IsZero() || r.at.Before(soonest) {
+			soonest = r.at
+		}
+	}
 	if len(w.queue) == 0 {
-		return nil
+		return nil, soonest
 	}
 	ev := w.queue[0]
 	w.queue[0] = nil
 	w.queue = w.queue[1:]
 	w.bytes -= ev.size()
-	return ev
+	return ev, time.Time{}
+}
+
+// recheckLater keeps ev, which another replica holds until until, to
+// claim it again then. At most the sink's queue length are kept; beyond
+// that an event is left to the replica that holds it.
+func (w *worker) recheckLater(ev *Event, until time.Time) {
+	at := until
+	if soon := time.Now().Add(time.Second); at.Before(soon) {
+		at = soon // a lease that ended by this clock but not the holder's
+	}
+	w.mu.Lock()
+	full := len(w.later) >= w.sink.Queue
+	if !full {
+		w.later = append(w.later, recheck{ev: ev, at: at})
+	}
+	w.mu.Unlock()
+	if full {
+		w.n.opts.Logger.Warn("notification: too many events held by other replicas to watch; this one is left to its replica", "sink", w.sink.Name, "event", ev.Event, "id", ev.ID)
+	}
 }
 
 func (w *worker) run(ctx context.Context) {
 	for {
-		ev := w.next()
+		ev, at := w.next(time.Now())
 		if ev == nil {
+			var due <-chan time.Time
+			var timer *time.Timer
+			if !at.IsZero() {
+				timer = time.NewTimer(time.Until(at))
+				due = timer.C
+			}
 			select {
 			case <-ctx.Done():
-				return
 			case <-w.wake:
-				continue
+			case <-due:
 			}
+			if timer != nil {
+				timer.Stop()
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			continue
 		}
 		w.send(ctx, ev)
 	}
 }
 
-// send delivers ev, claiming it first where replicas share the store.
+// send delivers ev, claiming it first where replicas share the store:
+// the claim's lease covers each attempt and the wait after it, renewed
+// before the next, and the claim is marked done once the event is sent
+// or given up.
 func (w *worker) send(ctx context.Context, ev *Event) {
 	log := w.n.opts.Logger.With("sink", w.sink.Name, "event", ev.Event, "id", ev.ID)
-	if claims := w.n.opts.Claims; claims != nil {
-		mine, err := claims.ClaimDelivery(ctx, w.sink.Name, ev.ID)
+	backoff := w.sink.Backoff
+	lease := func() time.Duration { return w.sink.Timeout + backoff + leaseSlack }
+	claims := w.n.opts.Claims
+	if claims != nil {
+		mine, until, err := claims.ClaimDelivery(ctx, w.sink.Name, ev.ID, lease())
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return
 		case err != nil:
 			// Sent rather than lost: another replica may send it too.
 			log.Warn("notification: claiming the event failed; sending it anyway", "err", err)
+			claims = nil
+		case !mine && !until.IsZero():
+			w.recheckLater(ev, until) // another replica's, unless it dies
+			return
 		case !mine:
-			return // another replica's
+			return // done by another replica
+		}
+	}
+	done := func() {
+		if claims == nil {
+			return
+		}
+		if err := claims.DeliveryDone(ctx, w.sink.Name, ev.ID); err != nil && ctx.Err() == nil {
+			log.Warn("notification: marking it done failed; another replica may send it again", "err", err)
 		}
 	}
 	if ev.Event == EventAsk && w.sink.AnswerLinks {
@@ -259,22 +346,35 @@ func (w *worker) send(ctx context.Context, ev *Event) {
 			ev = linked
 		}
 	}
-	backoff := w.sink.Backoff
 	for attempt := 1; ; attempt++ {
+		if attempt > 1 && claims != nil {
+			held, err := claims.RenewDelivery(ctx, w.sink.Name, ev.ID, lease())
+			switch {
+			case err != nil && ctx.Err() != nil:
+				return
+			case err != nil:
+				log.Warn("notification: renewing its claim failed; trying it anyway", "err", err)
+			case !held:
+				log.Warn("notification: its claim lapsed and another replica took it over", "attempt", attempt)
+				return
+			}
+		}
 		actx, cancel := context.WithTimeout(ctx, w.sink.Timeout)
 		err := w.deliver.deliver(actx, ev)
 		cancel()
 		if err == nil {
 			w.n.opts.Observer.NotifySent(w.sink.Name)
+			done()
 			return
 		}
 		if ctx.Err() != nil {
-			return
+			return // unmarked: its lease runs out and another replica sends it
 		}
 		w.n.opts.Observer.NotifyFailed(w.sink.Name)
 		if attempt >= w.sink.MaxAttempts || errors.Is(err, errPermanent) {
 			w.n.opts.Observer.NotifyDropped(w.sink.Name, "gave_up")
 			log.Error("notification dropped after its last attempt", "attempts", attempt, "err", err)
+			done()
 			return
 		}
 		log.Warn("notification failed; trying again", "attempt", attempt, "in", backoff, "err", err)

@@ -35,6 +35,7 @@ INSERT INTO change_counter (last) VALUES (0);
 	8:  types.Render(schema.NotifyClaims),
 	9:  types.Render(schema.AnswerTickets),
 	10: schema.AnswerToken,
+	11: types.Render(schema.NotifyClaimLeases),
 }
 
 // types are PostgreSQL's words for the schema's column types.

@@ -45,6 +45,7 @@ CREATE INDEX IF NOT EXISTS decisions_session_source_decision ON decisions(sessio
 	14: types.Render(schema.NotifyClaims),
 	15: types.Render(schema.AnswerTickets),
 	16: schema.AnswerToken,
+	17: types.Render(schema.NotifyClaimLeases),
 }
 
 // treeVersionTable counts the changes to what a session tree holds

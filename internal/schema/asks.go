@@ -59,3 +59,14 @@ CREATE INDEX answer_tickets_expires ON answer_tickets(expires);
 // token (api.Answer.AnsweredBy). A column of its own: answered_by once
 // named the runtime that reported an outcome, and is read by no one.
 const AnswerToken = `ALTER TABLE decisions ADD COLUMN answer_token TEXT;`
+
+// NotifyClaimLeases makes a notification's claim a lease: the replica
+// that claims an event holds it until lease_until, renews it before
+// each attempt and marks it done_at once the event is sent (or given
+// up); an event whose lease ran out undone is claimed again by another
+// replica, so one that dies between its claim and its delivery loses
+// nothing. Claims from before (no lease) count as done.
+const NotifyClaimLeases = `
+ALTER TABLE notify_claims ADD COLUMN lease_until {time};
+ALTER TABLE notify_claims ADD COLUMN done_at {time};
+`

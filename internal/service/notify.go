@@ -10,14 +10,25 @@ import (
 
 	"github.com/toolperm/pdp/adapters/notify"
 	"github.com/toolperm/pdp/adapters/policysource"
+	"github.com/toolperm/pdp/adapters/postgres"
+	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/pdp"
 )
 
+// The stores claim notifications under a lease (notify.Claims): a
+// store that lost the methods would silently send every event from
+// every replica.
+var (
+	_ notify.Claims = (*postgres.Store)(nil)
+	_ notify.Claims = (*sqlite.Store)(nil)
+)
+
 // newNotifier builds the notifications cfg.Notify describes, or nil
 // without sinks. A store shared by replicas hands each event to one of
-// them.
+// them at a time: the one that claims it, or another once that one's
+// lease runs out undone.
 func newNotifier(cfg config.Config, store Database, changes feed.Feed, observer notify.Observer, logger *slog.Logger) (*notify.Notifier, error) {
 	if len(cfg.Notify.Sinks) == 0 {
 		return nil, nil

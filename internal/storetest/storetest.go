@@ -36,8 +36,11 @@ type Store interface {
 	pdp.TicketStore
 	// EndWaits removes the waits this store recorded (its server stops).
 	EndWaits(ctx context.Context) error
-	// ClaimDelivery hands a notification to one replica (notify.Claims).
-	ClaimDelivery(ctx context.Context, sink string, seq int64) (bool, error)
+	// ClaimDelivery, RenewDelivery and DeliveryDone hand a notification
+	// to one replica at a time, under a lease (notify.Claims).
+	ClaimDelivery(ctx context.Context, sink string, seq int64, lease time.Duration) (bool, time.Time, error)
+	RenewDelivery(ctx context.Context, sink string, seq int64, lease time.Duration) (bool, error)
+	DeliveryDone(ctx context.Context, sink string, seq int64) error
 	// EachDecision streams the events at or after since, oldest first
 	// (pdp audit export).
 	EachDecision(ctx context.Context, since time.Time, fn func(api.Event) error) error
@@ -76,6 +79,7 @@ func Run(t *testing.T, open Open) {
 		{"expiry races answers", testExpiryRace},
 		{"who waits", testWaiting},
 		{"notification claims", testClaims},
+		{"notification claim leases", testClaimLeases},
 		{"answer link tickets", testTickets},
 		{"writable", func(t *testing.T, s Store) {
 			if err := s.Writable(t.Context()); err != nil {

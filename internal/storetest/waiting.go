@@ -90,7 +90,7 @@ func testClaims(t *testing.T, s Store) {
 	for range 8 {
 		for _, sink := range []string{"ops", "pager"} {
 			wg.Go(func() {
-				mine, err := s.ClaimDelivery(ctx, sink, 42)
+				mine, _, err := s.ClaimDelivery(ctx, sink, 42, time.Minute)
 				if err != nil {
 					t.Errorf("claim: %v", err)
 				}
@@ -106,7 +106,7 @@ func testClaims(t *testing.T, s Store) {
 	if won["ops"] != 1 || won["pager"] != 1 {
 		t.Fatalf("claims won = %v, want one per sink", won)
 	}
-	if mine, err := s.ClaimDelivery(ctx, "ops", 43); err != nil || !mine {
+	if mine, _, err := s.ClaimDelivery(ctx, "ops", 43, time.Minute); err != nil || !mine {
 		t.Fatalf("the next change: %v, %v", mine, err)
 	}
 }
