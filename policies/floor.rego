@@ -61,7 +61,7 @@ floor_candidate_set contains i if {
 	some i in floor_redirect_entries
 }
 
-floor_entries_by_program := {p: [i | some i, e in floor_entries; e.program == p] | some p in floor_programs}
+floor_entries_by_program := {p: [i | some i, e in floor_entries; p in entry_programs(e)] | some p in floor_programs}
 
 floor_prefix_entries := [i | some i, e in floor_entries; e.program_prefix]
 
@@ -122,7 +122,11 @@ floor_views := [v |
 	floor_named(v.argv[0])
 ]
 
-floor_programs := {e.program | some e in floor_entries; e.program}
+floor_programs := {p | some e in floor_entries; some p in entry_programs(e)}
+
+# entry_programs are the programs an entry names: "program", or each of
+# "programs" (the file-system makers: what mkfs runs and its siblings).
+entry_programs(e) := {lower(p) | some p in object.get(e, "programs", [])} | {lower(p) | p := e.program}
 
 floor_prefixes := {e.program_prefix | some e in floor_entries; e.program_prefix}
 
@@ -151,7 +155,7 @@ floor_view_hit(e, v) := {"entry": e.name, "exact": [f, o] == [true, true], "text
 
 floor_program(e, word) if {
 	some name in program_names(word)
-	name == e.program
+	name in entry_programs(e)
 }
 
 floor_program(e, word) if {
@@ -163,7 +167,18 @@ floor_flags(e, v) if {
 	every group in object.get(e, "flags", []) {
 		has_flag(v, group)
 	}
+	every w in object.get(e, "words", []) {
+		has_word(v, w)
+	}
 } else := false if dynamic_word(v)
+
+# has_word: the view holds the word literally (find's -delete).
+has_word(v, w) if {
+	some i, x in v.argv
+	i > 0
+	v.literal[i] == true
+	x == w
+}
 
 floor_operands(e, v) if {
 	not e.operands
@@ -184,9 +199,32 @@ operand_named(e, w, true) if {
 	root_spelling(w)
 }
 
+# A literal absolute word names the directory it is once cleaned as the
+# kernel resolves it (//home, /home/., /tmp/../etc/).
+operand_named(e, w, true) if {
+	startswith(w, "/")
+	count(w) <= 256
+	clean_abs(w) in object.get(e, "operands", [])
+}
+
 operand_named(e, w, true) if {
 	some g in object.get(e, "operand_globs", [])
 	glob.match(g, [], w)
+}
+
+# clean_abs is an absolute path cleaned: empty and "." elements dropped,
+# each ".." removing the name before it (none above the root).
+clean_abs(w) := concat("", ["/", concat("/", kept)]) if {
+	els := [x | some x in split(w, "/"); x != ""; x != "."]
+	kept := [x | some k, x in els; x != ".."; not dotdot_cancels(els, k)]
+}
+
+# dotdot_cancels: a ".." after element k removes it — some run of
+# elements from k on holds as many ".." as names.
+dotdot_cancels(els, k) if {
+	k + 1 < count(els)
+	some j in numbers.range(k + 1, count(els) - 1)
+	2 * count([i | some i in numbers.range(k, j); els[i] == ".."]) >= (j - k) + 1
 }
 
 root_spelling(w) if {
@@ -212,9 +250,15 @@ has_flag(v, group) if {
 	flag_given(w, f)
 }
 
+# A long option by GNU's rule: its name or any prefix of it
+# (--rec, --recu for --recursive); a prefix two options share is an
+# error to GNU, so taking it for either is never looser.
 flag_given(w, f) if {
 	count(f) > 1
-	w == concat("", ["--", f])
+	startswith(w, "--")
+	count(w) > 2
+	not contains(w, "=")
+	startswith(f, substring(w, 2, -1))
 }
 
 flag_given(w, f) if {

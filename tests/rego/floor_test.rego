@@ -151,3 +151,46 @@ test_typed_lines_otherwise_follow_the_level if {
 	w := decide({"tool": "shell", "action": "write_stdin", "shell": object.union(plain(["ls"]), {"typed": true}), "session": session({})})
 	w.capability == "shell.stdin"
 }
+
+# By effect: a spelling the kernel or GNU reads as a known effect is that
+# effect, without an entry of its own.
+test_the_floor_reads_operands_and_options_as_they_run if {
+	every argv in [
+		["rm", "-rf", "/home", "/etc"], ["rm", "-rf", "//usr/"], ["rm", "-rf", "/tmp/../etc/"],
+		["rm", "-rf", "/a/b/../../var"], ["rm", "--recursive", "--forc", "/"], ["rm", "--rec", "-f", "/"],
+		["toybox", "rm", "-rf", "/"],
+	] {
+		floor_denies(plain(argv), "rm -rf /")
+	}
+	floor_denies(plain(["chmod", "--rec", "000", "/"]), "chmod -R of /")
+	floor_denies(plain(["chown", "--recu", "nobody", "/etc"]), "chown -R of /")
+	floor_denies(plain(["rm", "--no", "-r", "x"]), "rm --no-preserve-root")
+	every argv in [["find", "/", "-delete"], ["find", "/", "-mindepth", "1", "-delete"], ["find", "/home", "-delete"]] {
+		floor_denies(plain(argv), "find -delete of /")
+	}
+	every p in ["mke2fs", "mkswap", "mkdosfs", "mkntfs", "blkdiscard", "/sbin/MKE2FS", "newfs_apfs"] {
+		floor_denies(plain([p, "/dev/sdb1"]), "making a file system")
+	}
+}
+
+test_ordinary_work_is_not_on_the_floor_by_effect if {
+	every argv in [
+		["rm", "-rf", "/home/../tmp"], ["rm", "-rf", "/etc/nginx"], ["find", ".", "-delete"],
+		["find", "/", "-name", "x"], ["ls", "--recursive", "/"], ["chmod", "-R", "755", "src"],
+		["rm", "--recursive", "/tmp/x"], ["rm", "-rf", "/a/../b"],
+	] {
+		d := decide(cmd_call(plain(argv), {"permission_level": "FULL"}))
+		d.decision == "allow"
+	}
+}
+
+test_clean_abs if {
+	data.toolperm.clean_abs("/") == "/"
+	data.toolperm.clean_abs("//") == "/"
+	data.toolperm.clean_abs("/..") == "/"
+	data.toolperm.clean_abs("/../etc") == "/etc"
+	data.toolperm.clean_abs("/a/./b//") == "/a/b"
+	data.toolperm.clean_abs("/a/b/../..") == "/"
+	data.toolperm.clean_abs("/a/../b/../c") == "/c"
+	data.toolperm.clean_abs("/a/b/c/../../d") == "/a/d"
+}
