@@ -50,7 +50,8 @@ type Event struct {
 
 // Parse maps one Cursor hook event to the call the PDP judges, in
 // session "cursor:<conversation_id>" with the first workspace root as
-// its workspace. beforeShellExecution is Cursor's Shell tool,
+// its workspace. An event without workspace_roots is denied (the flow,
+// Call.NoWorkspace): its cwd is never taken for the workspace. beforeShellExecution is Cursor's Shell tool,
 // beforeReadFile its Read; an MCP tool is mcp__cursor__<tool>, since
 // Cursor names the server only by its URL or command.
 func Parse(raw []byte) (hookflow.Call, error) {
@@ -96,6 +97,12 @@ func Parse(raw []byte) (hookflow.Call, error) {
 	}
 	c.Args = hookflow.WithoutBulk(c.Args, "content", "contents", "old_string", "new_string")
 	c.Session = hookflow.SessionID("cursor", ev.ConversationID)
+	if c.Workspace == "" {
+		c.NoWorkspace = fmt.Sprintf("toolperm: this %s event names no workspace (its workspace_roots is empty), so %s is denied: "+
+			"open the project as a folder or a workspace in Cursor, whose folders every event carries as workspace_roots "+
+			"(the command hook also takes --workspace <project dir>); the event's cwd %q is not a workspace: it follows the model's cd",
+			ev.HookEventName, c.Tool, ev.Cwd)
+	}
 	return c, nil
 }
 

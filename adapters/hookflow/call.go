@@ -43,6 +43,12 @@ type Call struct {
 	// Workspace is the project root the event names (Cursor's
 	// workspace_roots), "" when it names none: a later cwd never is one.
 	Workspace string
+	// NoWorkspace is set by an agent whose events name the project
+	// (Cursor): without Workspace, and without Options.Workspace, a call
+	// that may touch files is denied with it as the reason (how to give
+	// one) instead of decided in a session whose workspace the server
+	// would take from the call's cwd.
+	NoWorkspace string
 	// Outcome is what an Outcome event records (allow_once, deny).
 	Outcome string
 	// FileFree: the tool is known to touch no file.

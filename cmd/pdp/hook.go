@@ -92,10 +92,15 @@ func agentHookCommand(a hookAgent) *cobra.Command {
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 20*time.Second, "give up (deny) after this long")
 	cmd.Flags().DurationVar(&f.wait, "wait", 0, "hold an ask this long for a person's answer at the PDP (keep --timeout plus --wait under the agent's hook timeout)")
 	project := "the project root calls must stay in"
-	if a.projectEnv != "" {
+	without := "; without one, --local denies file calls and a server keeps the session's first cwd"
+	switch {
+	case a.projectEnv != "":
 		project += " (default $" + a.projectEnv + ")"
+	case a.name == cursor.Agent:
+		project += " (default the first of the event's workspace_roots)"
+		without = "; without either, calls are denied"
 	}
-	cmd.Flags().StringVar(&f.workspaceDir, "workspace", "", project+"; without one, --local denies file calls and a server keeps the session's first cwd")
+	cmd.Flags().StringVar(&f.workspaceDir, "workspace", "", project+without)
 	return cmd
 }
 

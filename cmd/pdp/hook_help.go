@@ -100,7 +100,8 @@ or in-process with --local) and prints {"permission":"allow|deny|ask",
 is a deny. beforeReadFile takes no ask: an ask there is held for --wait
 and then denied, saying where to answer it. The session is
 cursor:<conversation_id>, its workspace the first of workspace_roots
-(or --workspace). Cursor runs the action when a hook fails unless the
+(or --workspace); an event without workspace_roots (no folder open in
+Cursor) is denied, its cwd never taken for the workspace. Cursor runs the action when a hook fails unless the
 hook has "failClosed": true, which pdp init sets.
 
 Install it in .cursor/hooks.json (or run pdp init --agent cursor):
