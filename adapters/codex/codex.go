@@ -108,9 +108,14 @@ type preToolUseDecision struct {
 	PermissionDecisionReason string `json:"permissionDecisionReason"`
 }
 
-// Reply is Codex's answer to the verdict. An ask reaching here (the flow
+// Reply is Codex's answer to the verdict (nothing after a call). An ask reaching here (the flow
 // turns every ask into a deny for Codex) is denied as well.
 func Reply(c hookflow.Call, v hookflow.Verdict) hookflow.Reply {
+	if c.Kind == hookflow.Outcome {
+		// After the call there is nothing to allow or deny: a deny here
+		// would only show the model an error for a call that ran.
+		return hookflow.Reply{Body: []byte("{}\n")}
+	}
 	v = v.Normal()
 	if c.Kind == hookflow.Permission {
 		if v.Decision == "allow" {
