@@ -77,6 +77,7 @@ func TestAgentSettingsAreNotWritableByAModel(t *testing.T) {
 				{"sed -i", "Bash", map[string]any{"command": "sed -i s/a/b/ " + f.file}},
 				{"in the home directory", "Bash", map[string]any{"command": "echo '{}' > " + filepath.Join(home, f.file)}},
 				{"after cd", "Bash", map[string]any{"command": "cd " + home + " && rm -f " + f.file}},
+				{"in a shell's body", "Bash", map[string]any{"command": "bash -lc 'echo {} > " + f.file + "'"}},
 			} {
 				t.Run(f.file+"/"+name+"/"+c.how, func(t *testing.T) {
 					d := run(t, c.tool, c.args, s)

@@ -40,11 +40,15 @@ func TestTheFloorByEffect(t *testing.T) {
 		"toybox rm -rf /", "busybox rm -rf /",
 		"find / -delete", "find / -mindepth 1 -delete", "find /home -delete", "find ~ -delete",
 		"rm -rf /home /etc /usr /var /boot", "rm -rf /tmp/../etc/", "rm -rf //usr/", "rm -rf /Users",
+		"rm -rf /usr/bin", "rm -rf /var/lib", "rm -rf /USERS", "chgrp -R nobody /etc", "chmod -R 000 /usr/bin",
+		"sh -c 'cat img > /dev/sda'", "sudo sh -c 'echo x > /dev/sda'", "eval 'echo x > /dev/sda'", "sh <<< 'echo x > /dev/sda'",
+		"dd if=img of=/dev/root", "cat img > /dev/char/1:1", "dd of=/dev/zvol/tank/vol",
 	}
 	allowed := []string{
 		"rm -rf build/", "dd if=/dev/zero of=disk.img bs=1M count=1", "find . -delete", "find . -name '*.o' -delete",
 		"chmod -R 755 src", "rm -rf /tmp/x", "rm -rf /home/../tmp", "rm -rf /etc/../tmp/y", "echo ok > /dev/null",
 		"cat /dev/sda | head -c 10", "dd if=/dev/sda of=mbr.bin bs=512 count=1", "ls --recursive /", "chmod 644 /tmp/x",
+		"rm -rf /usr/local/lib/x", "sh -c 'echo ok > /dev/null'", "bash -c 'make > build.log'",
 	}
 	for _, s := range []pdp.SessionTree{{PermissionLevel: api.Full}, {Mode: api.AllowAll}} {
 		s.Workspace = ws

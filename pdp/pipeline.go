@@ -222,7 +222,7 @@ func (pl *pipeline) parseTyped(ctx context.Context) error {
 	if pl.e.c.Shell == nil {
 		return errors.New("no shell parser is configured")
 	}
-	pl.typedKey = typedKey(req.SessionID, req.Tool, req.Args)
+	pl.typedKey = typedKey(req.SessionID)
 	lines, rest, unread := typedLines(pl.e.typed.get(pl.typedKey), typed)
 	pl.typedRest = rest
 	var f ShellFacts

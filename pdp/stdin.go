@@ -1,7 +1,6 @@
 package pdp
 
 import (
-	"encoding/json"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -78,27 +77,12 @@ func compactOrder(order []string, held map[string]string) []string {
 	return out
 }
 
-// processArgs are the arguments that name the process a write goes to.
-var processArgs = []string{"session_id", "process_id", "shell_id", "pid", "id", "terminal_id"}
-
-// typedKey names the process a write goes to: the PDP session, the tool
-// and every argument that may name the process.
-func typedKey(sessionID, tool string, args map[string]any) string {
-	var b strings.Builder
-	b.WriteString(sessionID)
-	b.WriteByte(0)
-	b.WriteString(tool)
-	for _, name := range processArgs {
-		if v, ok := Argument(args, name); ok {
-			raw, _ := json.Marshal(v)
-			b.WriteByte(0)
-			b.WriteString(name)
-			b.WriteByte('=')
-			b.Write(raw)
-		}
-	}
-	return b.String()
-}
+// typedKey names what a partial line is held for: the PDP session, not
+// the process the tool's arguments name — a model chooses those words
+// (an extra "pid", a process id as a string), so keying by them would
+// let it start a line afresh. Partial lines to two processes of one
+// session are read as one: stricter, never looser.
+func typedKey(sessionID string) string { return sessionID }
 
 // typedLines splits what is held and what is typed now into the
 // complete lines a terminal would hand its program (each ended by a
@@ -122,6 +106,12 @@ func typedLines(held, typed string) (lines []string, rest string, unread string)
 		}
 		if strings.TrimSpace(line) != "" {
 			lines = append(lines, line)
+		}
+		// Which of the editing characters the process applies depends on
+		// it (a terminal erases on DEL, not ^H; a pipe erases nothing):
+		// the text as typed, editing characters dropped, is judged too.
+		if plain := dropEditing(raw); plain != line && strings.TrimSpace(plain) != "" {
+			lines = append(lines, plain)
 		}
 	}
 	if len(held) > maxHeldInput && unread == "" {
@@ -170,6 +160,18 @@ func editLine(raw string) (string, string) {
 		why = "the typed text holds a history expansion (!…, ^…^), which an interactive shell replaces with an earlier command"
 	}
 	return line, why
+}
+
+// dropEditing is the line with the editing characters left out, as a
+// program that applies none of them reads it.
+func dropEditing(raw string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '\b', 0x7f, 0x17, 0x15, 0x03:
+			return -1
+		}
+		return r
+	}, raw)
 }
 
 // historyExpansion: an interactive bash replaces "!" followed by

@@ -44,7 +44,16 @@ func TestTypedInputIsJudgedAsTheCommandsItCompletes(t *testing.T) {
 		{"split over two writes", []write{codex(7, "rm -rf "), codex(7, "~\n")}, nil, api.Deny, "rm -rf /"},
 		{"split over three writes", []write{codex(7, "r"), codex(7, "m -rf /"), codex(7, "\n")}, nil, api.Deny, "rm -rf /"},
 		{"erased back to the root", []write{codex(7, "rm -rf /tmpx"), codex(7, "\x7f\x7f\x7f\x7f\n")}, nil, api.Deny, "rm -rf /"},
-		{"a killed line is gone", []write{codex(7, "rm -rf ~"), codex(7, "\x15ls\n")}, nil, api.Allow, ""},
+		{"a killed line is gone", []write{codex(7, "rm -rf /tmp/x"), codex(7, "\x15ls\n")}, nil, api.Allow, ""},
+		// A program that applies no editing (a pipe; ^H to a terminal,
+		// which erases on DEL) runs the text as typed.
+		{"^H erases nothing in a terminal", []write{codex(1, "rm -rf ~;\b\b\b\b\b\b\b\b\b\n")}, nil, api.Deny, "rm -rf /"},
+		{"^U kills nothing in a pipe", []write{codex(1, "rm -rf ~ #\x15\n")}, nil, api.Deny, "rm -rf /"},
+		{"^C neither", []write{codex(1, "rm -rf ~;\x03\n")}, nil, api.Deny, "rm -rf /"},
+		// The held line is the session's: words naming a process are the
+		// model's to choose.
+		{"an extra process argument", []write{codex(1, "dd if=/dev/zero of=/dev/s"), {"write_stdin", map[string]any{"session_id": 1, "chars": "da\n", "pid": 1}}}, nil, api.Deny, "dd onto a disk"},
+		{"a process id spelled as a string", []write{codex(1, "rm -rf "), {"write_stdin", map[string]any{"session_id": "1", "chars": "/\n"}}}, nil, api.Deny, "rm -rf /"},
 		{"a path rule", []write{codex(1, "cat .env\n")}, nil, api.Deny, ".env"},
 		{"a command rule", []write{codex(1, "git status\ngit push origin main\n")}, map[string]string{"git push": "deny"}, api.Deny, "git push"},
 		{"a history expansion may be any command", []write{codex(1, "!rm\n")}, nil, api.Ask, "rm -rf /"},
@@ -53,7 +62,7 @@ func TestTypedInputIsJudgedAsTheCommandsItCompletes(t *testing.T) {
 		{"a pager's q", []write{codex(1, "q")}, nil, api.Allow, ""},
 		{"a control character", []write{codex(1, "\x03")}, nil, api.Allow, ""},
 		{"a cursor key to a pager", []write{codex(1, "\x1b[B")}, nil, api.Allow, ""},
-		{"another process's line", []write{codex(7, "rm -rf "), codex(8, "/\n")}, nil, api.Allow, ""},
+		{"another process's partial line is read with it", []write{codex(7, "rm -rf "), codex(8, "/\n")}, nil, api.Deny, "rm -rf /"},
 		{"an ordinary line", []write{codex(1, "go test ./...\n")}, nil, api.Allow, ""},
 	}
 	for _, c := range cases {

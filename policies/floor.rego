@@ -200,11 +200,14 @@ operand_named(e, w, true) if {
 }
 
 # A literal absolute word names the directory it is once cleaned as the
-# kernel resolves it (//home, /home/., /tmp/../etc/).
+# kernel resolves it (//home, /home/., /tmp/../etc/), in any case (a
+# case-insensitive file system runs /USERS as /Users).
 operand_named(e, w, true) if {
 	startswith(w, "/")
 	count(w) <= 256
-	clean_abs(w) in object.get(e, "operands", [])
+	some o in object.get(e, "operands", [])
+	startswith(o, "/")
+	lower(clean_abs(w)) == lower(o)
 }
 
 operand_named(e, w, true) if {

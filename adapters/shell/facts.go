@@ -391,6 +391,9 @@ func (f *Facts) bodyCommands(cmd Command) []Command {
 			continue
 		}
 		out = append(out, inner.Commands...)
+		// What a body redirects, the shell it is handed to writes or
+		// reads (sh -c 'echo x > /dev/sda').
+		f.Redirects = append(f.Redirects, inner.Redirects...)
 		f.GlobsAnyName = f.GlobsAnyName || inner.GlobsAnyName
 		f.WordsUnknown = f.WordsUnknown || inner.WordsUnknown
 	}
