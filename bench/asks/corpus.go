@@ -111,7 +111,7 @@ func runCorpora(ctx context.Context, bin, dir string, o options) (*corpusReport,
 		}
 		defer srv.stop()
 		url = srv.url
-		rep.Server = "pdp serve (built from this tree), fresh SQLite database, assessor: a model that answers SAFE to everything"
+		rep.Server = "pdp serve (" + builtFrom(o) + "), fresh SQLite database, assessor: a model that answers SAFE to everything"
 	} else {
 		rep.Server = "pdp serve at " + url + " (SMART uses that server's assessor)"
 	}

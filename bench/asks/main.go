@@ -162,7 +162,7 @@ Flags:
 			}
 			defer srv.stop()
 			url = srv.url
-			rep.Server = "pdp serve (built from this tree), fresh SQLite database, no assessor"
+			rep.Server = "pdp serve (" + builtFrom(o) + "), fresh SQLite database, no assessor"
 		} else {
 			rep.Server = "pdp serve at " + url
 		}
@@ -187,6 +187,16 @@ Flags:
 	}
 	writeMarkdown(stdout, rep, o)
 	return nil
+}
+
+func builtFrom(o options) string {
+	switch {
+	case o.pdpBin != "":
+		return o.pdpBin
+	case o.rev != "":
+		return "built from commit " + o.rev
+	}
+	return "built from the working tree"
 }
 
 func (o options) logf(format string, a ...any) {
