@@ -150,7 +150,7 @@ func (h *Hub) read() {
 		}
 		h.head = cs[len(cs)-1].Seq
 		for s := range h.subs {
-			s.poke()
+			h.deliver(s, cs)
 		}
 		h.mu.Unlock()
 		if len(cs) < batch {
@@ -177,7 +177,30 @@ func (h *Hub) skipToEnd() {
 	h.head, h.ring = last, nil
 	// One may have subscribed since the check: it reads from the log.
 	for s := range h.subs {
+		s.live = false
 		s.poke()
+	}
+}
+
+// deliver hands a live subscriber the changes cs, just read after its
+// position, straight into its buffer: no goroutine of its own wakes, and
+// its stream's goroutine wakes once for them. When the buffer is full,
+// the subscriber's goroutine takes over from its position (it waits for
+// room at most Stall). h.mu is held.
+func (h *Hub) deliver(s *subscription, cs []Change) {
+	if !s.live {
+		s.poke()
+		return
+	}
+	for _, c := range cs {
+		select {
+		case s.out <- c:
+			s.pos = c.Seq
+		default:
+			s.live = false
+			s.poke()
+			return
+		}
 	}
 }
 
@@ -207,29 +230,36 @@ func (h *Hub) Subscribe(ctx context.Context, after int64) (Subscription, error) 
 		}
 	}
 	s := &subscription{h: h, after: after, out: make(chan Change, h.opts.Buffer),
-		wake: make(chan struct{}, 1), stop: make(chan struct{})}
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), pos: after}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		return nil, ErrFeedClosed
 	}
+	// At the end of what the hub read, it is handed what comes next;
+	// further behind, its goroutine catches up first.
+	s.live = after == h.head
 	h.subs[s] = struct{}{}
 	h.mu.Unlock()
 	go s.pump()
 	return s, nil
 }
 
-// since returns the next changes after pos, up to batch: from the ring
-// when it covers pos, else from the log (never past head, so the order
-// with the ring holds).
-func (h *Hub) since(pos int64) ([]Change, error) {
+// since returns the next changes after s's position, up to batch, for
+// its goroutine to hand over: from the ring when it covers the
+// position, else from the log (never past head, so the order with the
+// ring holds). Nothing when s is live, and with nothing after its
+// position s is live again: the hub hands it the next changes itself
+// (deliver).
+func (h *Hub) since(s *subscription) ([]Change, error) {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		return nil, ErrFeedClosed
 	}
-	head := h.head
-	if pos >= head {
+	head, pos := h.head, s.pos
+	if s.live || pos >= head {
+		s.live = true
 		h.mu.Unlock()
 		return nil, nil
 	}
@@ -265,8 +295,11 @@ func (h *Hub) remove(s *subscription) {
 	h.mu.Unlock()
 }
 
-// subscription is one reader: a goroutine hands it the changes after its
-// position, through a bounded buffer.
+// subscription is one reader, with a bounded buffer. While it is live
+// (at the end of what the hub read, with room in its buffer), the hub
+// puts each change in its buffer as it reads it; otherwise its own
+// goroutine hands it the changes after its position, from the ring or
+// the log, waiting at most Stall for room.
 type subscription struct {
 	h     *Hub
 	after int64
@@ -275,6 +308,12 @@ type subscription struct {
 	stop  chan struct{}
 	once  sync.Once
 	err   error // set before out is closed
+
+	// Guarded by h.mu: whether the hub delivers to it, and the Seq of
+	// the last change it was handed (by the hub while live, else by its
+	// goroutine).
+	live bool
+	pos  int64
 }
 
 func (s *subscription) Changes() <-chan Change { return s.out }
@@ -296,11 +335,11 @@ func (s *subscription) poke() {
 // pump hands over the changes after the subscriber's position until it
 // is closed, the hub closes, or the subscriber stalls with a full buffer.
 func (s *subscription) pump() {
+	// Removed from the hub, so no delivery follows, before out closes.
 	defer close(s.out)
 	defer s.h.remove(s)
-	pos := s.after
 	for {
-		cs, err := s.h.since(pos)
+		cs, err := s.h.since(s)
 		if err != nil {
 			s.err = err
 			return
@@ -308,16 +347,19 @@ func (s *subscription) pump() {
 		for _, c := range cs {
 			if err := s.send(c); err != nil {
 				if errors.Is(err, ErrSlowReader) {
-					s.h.opts.Logger.Warn("dropped an event reader that fell behind; it resumes from its last id", "after", pos, "buffer", cap(s.out), "stall", s.h.opts.Stall)
+					s.h.opts.Logger.Warn("dropped an event reader that fell behind; it resumes from its last id", "stalled_at", c.Seq, "buffer", cap(s.out), "stall", s.h.opts.Stall)
 				}
 				s.err = err
 				return
 			}
-			pos = c.Seq
 		}
 		if len(cs) > 0 {
+			s.h.handed(s, cs[len(cs)-1].Seq)
 			continue
 		}
+		// Live now: the hub delivers until the buffer is full or the
+		// ring is dropped, then wakes this goroutine to go on from
+		// where the hub stopped.
 		select {
 		case <-s.wake:
 		case <-s.stop:
@@ -327,6 +369,13 @@ func (s *subscription) pump() {
 			return
 		}
 	}
+}
+
+// handed records that s's goroutine handed it the changes up to seq.
+func (h *Hub) handed(s *subscription, seq int64) {
+	h.mu.Lock()
+	s.pos = seq
+	h.mu.Unlock()
 }
 
 // send waits at most Stall for room in the buffer: a reader that takes

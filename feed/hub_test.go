@@ -116,3 +116,63 @@ func TestAHubWithoutSubscribersReadsNoChanges(t *testing.T) {
 		t.Fatalf("later changes %d, %d after %d", more[0].Seq, more[1].Seq, got[4].Seq)
 	}
 }
+
+// A reader whose buffer fills while the hub hands it changes gets every
+// change once, in order: while it keeps up the hub puts them in its
+// buffer, when the buffer is full its own goroutine waits for room and
+// catches up from the ring, and then the hub hands it the next ones
+// again.
+func TestAReaderWhoseBufferFillsGetsEveryChangeOnce(t *testing.T) {
+	ctx := t.Context()
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "pdp.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if _, err := store.CreateSession(ctx, api.Session{ID: "s", PermissionLevel: api.ReadOnly, Mode: api.OnDemand, ExecutionMode: api.Local}); err != nil {
+		t.Fatal(err)
+	}
+	hub, err := feed.New(ctx, store, feed.Options{Buffer: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hub.Close()
+	sub, err := hub.Subscribe(ctx, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	var got []feed.Change
+	for round := range 4 {
+		// Bursts the reader does not read during: its buffer of 3 fills.
+		for range 3 {
+			levelChanges(t, store, "s", 4)
+			hub.Changed()
+			time.Sleep(20 * time.Millisecond)
+		}
+		got = append(got, receive(t, sub, 12)...)
+		// Then one at a time, each read as it comes.
+		for range 3 {
+			levelChanges(t, store, "s", 1)
+			hub.Changed()
+			got = append(got, receive(t, sub, 1)...)
+		}
+		if len(got) != 15*(round+1) {
+			t.Fatalf("round %d: %d changes", round, len(got))
+		}
+	}
+	_, last, err := store.ChangeBounds(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range got {
+		if want := last - int64(len(got)-1-i); c.Seq != want {
+			t.Fatalf("change %d is %d, want %d (every change once, in order)", i, c.Seq, want)
+		}
+	}
+	select {
+	case c := <-sub.Changes():
+		t.Fatalf("a change more than the log holds: %+v", c)
+	case <-time.After(100 * time.Millisecond):
+	}
+}

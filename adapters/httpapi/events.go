@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -23,6 +24,13 @@ const (
 	// eventsWriteTimeout bounds one write to a stream: a reader that
 	// takes longer is dropped (it resumes with Last-Event-ID).
 	eventsWriteTimeout = 10 * time.Second
+	// eventsBatchBytes bounds the frames one write carries; a longer
+	// burst is written in pieces of about this size.
+	eventsBatchBytes = 64 << 10
+	// eventsPace is the least time between two writes of changes to a
+	// stream: what a stream of asks costs per reader is bounded by it,
+	// and a change waits at most this long for it.
+	eventsPace = 100 * time.Millisecond
 )
 
 // events streams the change feed as Server-Sent Events: "ask", "answer"
@@ -57,9 +65,15 @@ func (s *Server) events(c echo.Context) error {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
+	// HTTP/1.1 without chunks, the body ending when the connection
+	// closes (net/http's setup for event streams; HTTP/2 drops the
+	// header): a batch of changes goes out in one write system call,
+	// where each chunk's framing cost one or two more with a thousand
+	// readers (docs/performance.md).
+	w.Header().Set("Transfer-Encoding", "identity")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	// The connection may serve another request after this one.
+	// Over HTTP/2 the connection serves other requests after this one.
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
 	// Each write must end within eventsWriteTimeout of being armed; it is
 	// armed again only once half of it is gone, since arming costs about
@@ -84,7 +98,21 @@ func (s *Server) events(c echo.Context) error {
 	}
 	ping := time.NewTicker(eventsPing)
 	defer ping.Stop()
+	var batch []byte // the frames of one burst, written at once
+	// For eventsPace after a write of changes the stream does not look
+	// at its changes: those that come meanwhile wait in its buffer and
+	// go out together when the pace ends. Under a stream of asks a
+	// reader costs at most one wake-up and one write per eventsPace,
+	// however many asks; the first change after a quiet spell goes out
+	// at once.
+	pace := time.NewTimer(eventsPace)
+	defer pace.Stop()
+	pacing := true // the ready event was just written
 	for {
+		changes, paced := sub.Changes(), (<-chan time.Time)(nil)
+		if pacing {
+			changes, paced = nil, pace.C
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -97,7 +125,9 @@ func (s *Server) events(c echo.Context) error {
 			if send([]byte(": ping\n\n")) != nil {
 				return nil
 			}
-		case change, open := <-sub.Changes():
+		case <-paced:
+			pacing = false
+		case change, open := <-changes:
 			if !open {
 				// Dropped (slow) or shutting down: the reader reconnects
 				// with the last id it got and misses nothing.
@@ -105,17 +135,23 @@ func (s *Server) events(c echo.Context) error {
 				return nil
 			}
 			// The changes already waiting go out with this one, in one
-			// flush: under a burst of asks a reader costs one write per
-			// burst, not one per change. (A closed channel is seen on the
+			// buffer, one write and one flush: a reader costs one write
+			// system call per burst, not one per change or per 4 KiB of
+			// the server's buffers. (A closed channel is seen on the
 			// next turn of the loop.)
+			batch = batch[:0]
 			for open {
 				frame, err := s.eventFrame(ctx, change, who)
 				if err != nil {
 					s.cfg.Logger.Error("event stream ended", "err", err)
 					return nil
 				}
-				if frame != nil && write(frame) != nil {
-					return nil
+				batch = append(batch, frame...)
+				if len(batch) >= eventsBatchBytes {
+					if write(batch) != nil {
+						return nil
+					}
+					batch = batch[:0]
 				}
 				select {
 				case change, open = <-sub.Changes():
@@ -123,9 +159,14 @@ func (s *Server) events(c echo.Context) error {
 					open = false
 				}
 			}
+			if len(batch) > 0 && write(batch) != nil {
+				return nil
+			}
 			if rc.Flush() != nil {
 				return nil
 			}
+			pace.Reset(eventsPace)
+			pacing = true
 		}
 	}
 }
@@ -138,13 +179,22 @@ func (s *Server) eventFrame(ctx context.Context, change feed.Change, who pdp.Cal
 	if (change.Kind != feed.ChangeLevel || change.Session == nil) && change.Decision == nil {
 		return nil, nil
 	}
-	err := s.sessions.MayRead(ctx, change.SessionID, who, pdp.ErrNotFound)
-	var refused *pdp.Refusal
-	if errors.As(err, &refused) {
-		return nil, nil
-	} else if err != nil {
+	if err := s.sessions.MayRead(ctx, change.SessionID, who, pdp.ErrNotFound); err != nil {
+		var refused *pdp.Refusal
+		if errors.As(err, &refused) {
+			return nil, nil
+		}
 		return nil, err
 	}
+	if raw, ok := s.frames.cached(change); ok {
+		return raw, nil
+	}
+	return s.encodeFrame(change)
+}
+
+// encodeFrame is eventFrame's first encoding of change (apart, so the
+// frames found encoded already allocate nothing).
+func (s *Server) encodeFrame(change feed.Change) ([]byte, error) {
 	return s.frames.encoded(change, func() ([]byte, error) {
 		var data any = change.Session
 		if change.Kind != feed.ChangeLevel || change.Session == nil {
@@ -174,6 +224,15 @@ type eventFrames struct {
 	frames map[frameKey]*eventFrame
 	keys   [frameCache]frameKey // a ring: the oldest is dropped first
 	next   int
+	// done holds each encoded frame at its Seq modulo frameCache, for
+	// the streams that ask for it after it was encoded (nearly all):
+	// found without the lock, the map or a closure.
+	done [frameCache]atomic.Pointer[doneFrame]
+}
+
+type doneFrame struct {
+	key frameKey
+	raw []byte
 }
 
 type frameKey struct {
@@ -194,6 +253,16 @@ func newEventFrames() *eventFrames {
 	return &eventFrames{frames: make(map[frameKey]*eventFrame, frameCache)}
 }
 
+// cached returns change's frame when it is encoded already.
+func (f *eventFrames) cached(change feed.Change) ([]byte, bool) {
+	if d := f.done[slot(change.Seq)].Load(); d != nil && d.key == (frameKey{change.Seq, change.Decision, change.Session}) {
+		return d.raw, true
+	}
+	return nil, false
+}
+
+func slot(seq int64) uint64 { return uint64(seq) % frameCache }
+
 // encoded returns change's frame, encoding it with encode the first time.
 func (f *eventFrames) encoded(change feed.Change, encode func() ([]byte, error)) ([]byte, error) {
 	key := frameKey{change.Seq, change.Decision, change.Session}
@@ -206,7 +275,12 @@ func (f *eventFrames) encoded(change feed.Change, encode func() ([]byte, error))
 		f.next = (f.next + 1) % frameCache
 	}
 	f.mu.Unlock()
-	e.once.Do(func() { e.raw, e.err = encode() })
+	e.once.Do(func() {
+		e.raw, e.err = encode()
+		if e.err == nil {
+			f.done[slot(key.seq)].Store(&doneFrame{key, e.raw})
+		}
+	})
 	return e.raw, e.err
 }
 

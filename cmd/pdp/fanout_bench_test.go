@@ -12,14 +12,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/toolperm/pdp/internal/testserver"
 )
 
-// BenchmarkEventsFanOut asks through a real `pdp serve` while 1, 100
-// and 1,000 readers follow GET /v1/events: each ask is one POST
+// BenchmarkEventsFanOut asks through a real `pdp serve` while none, 1,
+// 100 or 1,000 readers follow GET /v1/events: each ask is one POST
 // /v1/decide, waited for until every reader has its event. It reports
 // the server process's CPU time per ask (server-cpu-ns/op: user and
 // system, every thread, read from /proc), which the readers, in this
@@ -33,7 +35,7 @@ func BenchmarkEventsFanOut(b *testing.B) {
 		b.Skip("reads the server's CPU time from /proc")
 	}
 	for _, calls := range []string{"distinct", "repeated"} {
-		for _, n := range []int{1, 100, 1000} {
+		for _, n := range []int{0, 1, 100, 1000} {
 			var f *fanOut
 			parent := b
 			b.Run(fmt.Sprintf("calls=%s/subscribers=%d", calls, n), func(b *testing.B) {
@@ -48,6 +50,30 @@ func BenchmarkEventsFanOut(b *testing.B) {
 			if f != nil {
 				f.stop()
 			}
+		}
+	}
+}
+
+// BenchmarkEventsFanOutConcurrent is BenchmarkEventsFanOut with the asks
+// sent by 16 clients at once, as agents send them, each a command never
+// sent before: server-cpu-ns/op is the server's CPU time per ask with
+// none or 1,000 readers following GET /v1/events; the run ends when
+// every reader has every ask.
+func BenchmarkEventsFanOutConcurrent(b *testing.B) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		b.Skip("reads the server's CPU time from /proc")
+	}
+	for _, n := range []int{0, 1000} {
+		var f *fanOut
+		parent := b
+		b.Run(fmt.Sprintf("clients=16/subscribers=%d", n), func(b *testing.B) {
+			if f == nil {
+				f = startFanOut(parent, b, n)
+			}
+			f.runConcurrent(b, 16)
+		})
+		if f != nil {
+			f.stop()
 		}
 	}
 }
@@ -74,7 +100,7 @@ func startFanOut(parent, b *testing.B, n int) *fanOut {
 	url, _ := testserver.Process(parent, cmd, 60*time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &fanOut{cmd: cmd, url: url, n: n, got: make(chan struct{}, n), cancel: cancel,
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}}
 	streams := &http.Transport{MaxIdleConnsPerHost: -1}
 	ready := make(chan error, n)
 	for range n {
@@ -122,7 +148,7 @@ func (f *fanOut) run(b *testing.B, distinct bool) {
 	cpu0 := f.serverCPU(b)
 	b.ResetTimer()
 	for range b.N {
-		command := "git status"
+		command := "make check"
 		if distinct {
 			command = "git log -n " + strconv.Itoa(f.asks)
 		}
@@ -141,6 +167,57 @@ func (f *fanOut) run(b *testing.B, distinct bool) {
 			<-f.got
 		}
 	}
+	b.StopTimer()
+	b.ReportMetric(float64(f.serverCPU(b)-cpu0)/float64(b.N), "server-cpu-ns/op")
+}
+
+// runConcurrent sends b.N asks of distinct commands from clients
+// goroutines at once, then waits until every reader has every ask.
+func (f *fanOut) runConcurrent(b *testing.B, clients int) {
+	first := f.asks
+	f.asks += b.N
+	var next atomic.Int64
+	received := make(chan struct{})
+	go func() {
+		for range b.N * f.n {
+			<-f.got
+		}
+		close(received)
+	}()
+	cpu0 := f.serverCPU(b)
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= b.N {
+					return
+				}
+				body := `{"session_id":"fan","tool":"shell","args":{"command":"git log -n ` + strconv.Itoa(first+i) + `"},"cwd":"/w"}`
+				resp, err := f.client.Post(f.url+"/v1/decide", "application/json", strings.NewReader(body))
+				if err != nil {
+					errs <- err
+					return
+				}
+				raw, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK || !bytes.Contains(raw, []byte(`"decision":"ask"`)) {
+					errs <- fmt.Errorf("decide: %d %s", resp.StatusCode, raw)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	<-received
 	b.StopTimer()
 	b.ReportMetric(float64(f.serverCPU(b)-cpu0)/float64(b.N), "server-cpu-ns/op")
 }
