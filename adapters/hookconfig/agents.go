@@ -86,7 +86,14 @@ type Hook struct {
 	HTTP bool
 	// TokenEnv names the variable holding the dispatcher token (HTTP).
 	TokenEnv string
+	// Binary is the program of the hook command: "" is pdp; pdp-hook,
+	// the laptop's binary, or a path to either.
+	Binary string
 }
+
+// hookBinary is a program the hook command may run: pdp or pdp-hook (on
+// Windows with .exe), by name or by a path in which nothing needs quoting.
+var hookBinary = regexp.MustCompile(`^([A-Za-z0-9._/:@%+,=~-]*/)?pdp(-hook)?(\.exe)?$`)
 
 const defaultURL = "http://127.0.0.1:8181"
 
@@ -125,7 +132,15 @@ func (a Agent) handler(h Hook) (*object, error) {
 		o.set("onFailure", "block")
 		return o, nil
 	}
-	command := "pdp hook " + a.Name
+	binary := h.Binary
+	if binary == "" {
+		binary = "pdp"
+	}
+	if !hookBinary.MatchString(binary) {
+		return nil, fmt.Errorf("--hook-binary %q: want pdp or pdp-hook (pdp.exe or pdp-hook.exe on Windows), by name on the agent's PATH "+
+			"or by a path with nothing a hook command would have to quote (no spaces or backslashes: on Windows write C:/Tools/pdp-hook.exe)", binary)
+	}
+	command := binary + " hook " + a.Name
 	if h.URL != "" {
 		if strings.ContainsAny(h.URL, " \t\n'\"`$\\;&|<>") {
 			return nil, fmt.Errorf("--url %q holds characters a hook command would have to quote", h.URL)
@@ -148,8 +163,8 @@ func (a Agent) handler(h Hook) (*object, error) {
 }
 
 // ours says whether a hook entry is the PDP's hook for this agent, as
-// pdp init writes it: a command that is `pdp hook <agent>` (by any path
-// to pdp) with nothing but its flags and `|| exit 2` after it, or an HTTP hook to
+// pdp init writes it: a command that is `pdp hook <agent>` or `pdp-hook
+// hook <agent>` (by any path to either) with nothing but its flags and `|| exit 2` after it, or an HTTP hook to
 // /v1/hooks/<agent> that sends a bearer token from a variable it allows.
 // A command that only names the hook (`echo pdp hook …`, `x && pdp hook
 // …`), or another server's hook endpoint on the same path, is not its
@@ -160,7 +175,7 @@ func (a Agent) ours(v any) bool {
 		return false
 	}
 	if cmd, ok := o.vals["command"].(string); ok {
-		return regexp.MustCompile(`^\s*(\S*/)?pdp hook ` + regexp.QuoteMeta(a.Name) + `(\s+[^\s;&|<>()$` + "`" + `'"\\]+)*(\s*\|\|\s*exit 2)?\s*$`).MatchString(cmd)
+		return regexp.MustCompile(`^\s*(\S*/)?pdp(-hook)?(\.exe)? hook ` + regexp.QuoteMeta(a.Name) + `(\s+[^\s;&|<>()$` + "`" + `'"\\]+)*(\s*\|\|\s*exit 2)?\s*$`).MatchString(cmd)
 	}
 	url, ok := o.vals["url"].(string)
 	if !ok || !strings.HasSuffix(strings.TrimRight(url, "/"), "/v1/hooks/"+a.Name) {

@@ -61,6 +61,9 @@ func (o Options) workspace(c Call) string {
 // Decide answers a Pre or Permission call. It never fails: every error
 // is a deny verdict.
 func Decide(ctx context.Context, o Options, c Call) Verdict {
+	if why := windowsPaths(c, o.workspace(c)); why != "" {
+		return Verdict{Decision: "deny", Reason: why}
+	}
 	if c.NoWorkspace != "" && o.workspace(c) == "" && !c.FileFree {
 		return Verdict{Decision: "deny", Reason: c.NoWorkspace}
 	}

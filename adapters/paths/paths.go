@@ -6,9 +6,11 @@ package paths
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -56,6 +58,9 @@ func (r Resolver) Check(ctx context.Context, c pdp.WorkspaceCall) (pdp.Workspace
 	if err != nil {
 		return v, err
 	}
+	if err := windowsPaths(c, col); err != nil {
+		return v, err
+	}
 	cands := col.out
 	if c.Cwd != "" {
 		cands = append(cands, candidate{selector: "cwd", value: c.Cwd})
@@ -84,6 +89,12 @@ func (r Resolver) Check(ctx context.Context, c pdp.WorkspaceCall) (pdp.Workspace
 			continue // each distinct path is resolved once
 		}
 		seen[cand.value+"\x00"+boolKey(cand.glob)] = true
+		if api.WindowsPath(cand.value) {
+			// Free text that may be a Windows path (a declared one is
+			// refused above): never resolved as a POSIX path, so outside.
+			v.Outside = append(v.Outside, cand.value)
+			continue
+		}
 		targets := []globTarget{{base: cand.value}}
 		if cand.glob {
 			var ok bool
@@ -126,6 +137,34 @@ func (r Resolver) Check(ctx context.Context, c pdp.WorkspaceCall) (pdp.Workspace
 	}
 	v.Paths = append(v.Paths, words...)
 	return v, nil
+}
+
+// windowsPaths refuses a call whose workspace, cwd, base directory or
+// declared path argument is a Windows path (C:\…, \\server\share,
+// /C:/…): read as POSIX paths they would be relative, resolved within the
+// workspace. They are not supported yet, so the call is bad input, which
+// every caller answers with a deny that says so.
+func windowsPaths(c pdp.WorkspaceCall, col *collector) error {
+	refuse := func(what, value string) error {
+		return pdp.Invalid("windows_path", "%s %q is a Windows path. %s.", what, value, api.WindowsPathsUnsupported)
+	}
+	switch {
+	case api.WindowsPath(c.Workspace):
+		return refuse("the session's workspace", c.Workspace)
+	case api.WindowsPath(c.Cwd):
+		return refuse("the call's cwd", c.Cwd)
+	}
+	for _, b := range col.base {
+		if api.WindowsPath(b) {
+			return refuse("the base directory", b)
+		}
+	}
+	for _, cand := range col.out {
+		if cand.declared && api.WindowsPath(cand.value) {
+			return refuse(fmt.Sprintf("argument %q", cand.selector), cand.value)
+		}
+	}
+	return nil
 }
 
 // shellBases are the directories a shell command's relative words

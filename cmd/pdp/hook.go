@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,10 +14,6 @@ import (
 	"github.com/toolperm/pdp/adapters/cursor"
 	"github.com/toolperm/pdp/adapters/geminicli"
 	"github.com/toolperm/pdp/adapters/hookflow"
-	"github.com/toolperm/pdp/api"
-	"github.com/toolperm/pdp/client"
-	"github.com/toolperm/pdp/internal/service"
-	"github.com/toolperm/pdp/pdp"
 )
 
 func hookCommand() *cobra.Command {
@@ -68,7 +65,7 @@ func agentHookCommand(a hookAgent) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   a.name,
 		Short: a.short,
-		Long:  a.long,
+		Long:  ownName(a.long),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r := answerHook(cmd, a, f)
@@ -135,6 +132,15 @@ func answerHook(cmd *cobra.Command, a hookAgent, f hookFlags) hookflow.Reply {
 	return a.reply(c, hookflow.Decide(cmd.Context(), o, c))
 }
 
+// ownName is a help text with the commands it shows named as this
+// build's binary (pdp-hook hook claude-code in the hook build).
+func ownName(help string) string {
+	if binaryName == "pdp" {
+		return help
+	}
+	return strings.NewReplacer("pdp hook ", binaryName+" hook ", "pdp init ", binaryName+" init ", "pdp answer ", binaryName+" answer ").Replace(help)
+}
+
 func envOr(key, fallback string) string {
 	if v := os.Getenv(key); v != "" {
 		return v
@@ -159,44 +165,6 @@ func modeLevel(mode, fallback string) string {
 }
 
 func fallbackLevel(_, fallback string) string { return fallback }
-
-func hookLocal(ctx context.Context, cmd *cobra.Command, a hookAgent, c hookflow.Call, workspace string) (hookflow.Verdict, error) {
-	if workspace == "" {
-		if !c.FileFree {
-			hint := ""
-			if a.projectEnv != "" {
-				hint = " or set " + a.projectEnv
-			}
-			return hookflow.Verdict{Decision: client.Deny, Reason: fmt.Sprintf("toolperm: no workspace is set, so %s (a tool that may touch files) is denied: "+
-				"pass --workspace <project dir> to `pdp hook %s --local`%s "+
-				"(the event's cwd %q is not a workspace: it follows the model's cd)", c.Tool, a.name, hint, c.Cwd)}, nil
-		}
-		workspace = c.Cwd // nothing to confine
-	}
-	cfg, err := loadConfig(cmd)
-	if err != nil {
-		return hookflow.Verdict{}, err
-	}
-	engine, err := service.LocalEngine(ctx, cfg, nil)
-	if err != nil {
-		return hookflow.Verdict{}, err
-	}
-	session := &pdp.SessionTree{
-		ID:              c.Session,
-		PermissionLevel: api.Level(a.levelOf(c.PermissionMode, cfg.Sessions.PermissionLevel)),
-		Mode:            api.Mode(cfg.Sessions.Mode),
-		Workspace:       workspace,
-	}
-	if c.Child != "" {
-		session = &pdp.SessionTree{ID: c.Child, PermissionLevel: session.PermissionLevel, Mode: session.Mode, Workspace: session.Workspace, Parent: session}
-	}
-	r := c.Request()
-	d, err := engine.Decide(ctx, pdp.Call{Request: api.DecideRequest{SessionID: session.ID, Tool: r.Tool, Args: r.Args, Cwd: r.Cwd, Runtime: r.Runtime}, Session: session})
-	if err != nil {
-		return hookflow.Verdict{}, err
-	}
-	return hookflow.Verdict{Decision: d.Decision, Reason: fmt.Sprintf("toolperm: %s (rule %s, decision %s)", d.Reason, d.Rule, d.DecisionID), DecisionID: d.DecisionID}, nil
-}
 
 // completeDecisions is the check of decide answers (hookflow) that the
 // MCP proxy's client shares with the hooks.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,7 +12,7 @@ import (
 )
 
 func initCommand() *cobra.Command {
-	var agent, url, tokenEnv string
+	var agent, url, tokenEnv, binary string
 	var project, http, remove bool
 	cmd := &cobra.Command{
 		Use:   "init",
@@ -33,7 +34,10 @@ The hook is the command "pdp hook <agent> || exit 2" (with --url, "pdp hook
 <agent> --url U || exit 2"): a hook that cannot run (pdp not on the agent's
 PATH) exits 2, which blocks the call, instead of another status on which
 Claude Code, Codex and Gemini CLI run the tool; Cursor's entry is
-"pdp hook cursor" with "failClosed": true.
+"pdp hook cursor" with "failClosed": true. --hook-binary names the program
+the hook runs: pdp-hook (the laptop's binary, which asks a server and
+leaves the server's parts out) or a path to pdp or pdp-hook; pdp-hook init
+writes pdp-hook by default.
 With --http (Claude Code only) it is an HTTP hook to U/v1/hooks/claude-code
 with "onFailure": "block" and the token from $PDP_TOKEN (--token-env) through
 "headers" and "allowedEnvVars".
@@ -75,7 +79,10 @@ the PDP's hook is configured.`,
 			if remove {
 				change, err = hookconfig.Remove(a, file)
 			} else {
-				change, err = hookconfig.Install(a, file, hookconfig.Hook{URL: url, HTTP: http, TokenEnv: tokenEnv})
+				if http && cmd.Flags().Changed("hook-binary") {
+					return errors.New("--hook-binary names the program of a command hook; an HTTP hook (--http) runs none")
+				}
+				change, err = hookconfig.Install(a, file, hookconfig.Hook{URL: url, HTTP: http, TokenEnv: tokenEnv, Binary: binary})
 			}
 			if err != nil {
 				return err
@@ -90,6 +97,7 @@ the PDP's hook is configured.`,
 	cmd.Flags().StringVar(&url, "url", "", "the PDP's base URL (default: the hook's own, http://127.0.0.1:8181)")
 	cmd.Flags().StringVar(&tokenEnv, "token-env", "PDP_TOKEN", "with --http: the variable Claude Code reads the dispatcher token from")
 	cmd.Flags().BoolVar(&remove, "remove", false, "take the PDP's hook entries out")
+	cmd.Flags().StringVar(&binary, "hook-binary", binaryName, "the program the hook command runs: pdp, pdp-hook, or a path to either")
 	return cmd
 }
 

@@ -1,3 +1,5 @@
+//go:build !hookonly
+
 package main
 
 import (
@@ -14,12 +16,6 @@ import (
 	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/pdp"
 )
-
-// exitStatus ends the command with a status and no further message: the
-// command has printed what it found.
-type exitStatus int
-
-func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 func replayCommand() *cobra.Command {
 	var candidate, since, session, format, failOn string

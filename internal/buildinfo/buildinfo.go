@@ -11,8 +11,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-
-	opaversion "github.com/open-policy-agent/opa/v1/version"
 )
 
 // Set by the release script with -ldflags "-X <package>.version=…".
@@ -29,14 +27,14 @@ type Info struct {
 	Time       string `json:"time,omitempty"`     // the commit time (RFC 3339), "" when unknown
 	Modified   bool   `json:"modified"`           // built from a tree with uncommitted changes
 	GoVersion  string `json:"go_version"`
-	OPAVersion string `json:"opa_version"`
-	Platform   string `json:"platform"` // GOOS/GOARCH
+	OPAVersion string `json:"opa_version"` // "" in the hook build, which leaves OPA out
+	Platform   string `json:"platform"`    // GOOS/GOARCH
 	CGO        bool   `json:"cgo"`
 }
 
 // Read returns the running binary's Info.
 func Read() Info {
-	i := Info{Version: "(devel)", GoVersion: runtime.Version(), OPAVersion: opaversion.Version,
+	i := Info{Version: "(devel)", GoVersion: runtime.Version(), OPAVersion: opaVersion,
 		Platform: runtime.GOOS + "/" + runtime.GOARCH, CGO: cgoEnabled}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if bi.Main.Version != "" {
@@ -83,8 +81,15 @@ func (i Info) String() string {
 		}
 		b.WriteString(")")
 	}
-	fmt.Fprintf(&b, " %s %s, OPA %s, %s", i.GoVersion, i.Platform, i.OPAVersion, i.cgo())
+	fmt.Fprintf(&b, " %s %s, %s, %s", i.GoVersion, i.Platform, i.opa(), i.cgo())
 	return b.String()
+}
+
+func (i Info) opa() string {
+	if i.OPAVersion == "" {
+		return "without OPA"
+	}
+	return "OPA " + i.OPAVersion
 }
 
 func (i Info) cgo() string {

@@ -51,6 +51,8 @@ func TestString(t *testing.T) {
 	dirty.Modified = true
 	noCgo := base
 	noCgo.CGO = false
+	hookBuild := noCgo
+	hookBuild.OPAVersion, hookBuild.Platform = "", "darwin/arm64"
 	for _, tc := range []struct {
 		name string
 		info Info
@@ -60,6 +62,7 @@ func TestString(t *testing.T) {
 		{"revision and time", withRev, "pdp v1.2.0 (revision 3f2a9c1, 2026-12-01T22:00:00Z) go1.26.8 linux/arm64, OPA 1.22.3, cgo"},
 		{"modified", dirty, "pdp v1.2.0 (revision 3f2a9c1+dirty, 2026-12-01T22:00:00Z) go1.26.8 linux/arm64, OPA 1.22.3, cgo"},
 		{"without cgo", noCgo, "pdp v1.2.0 go1.26.8 linux/arm64, OPA 1.22.3, no cgo"},
+		{"the hook build", hookBuild, "pdp v1.2.0 go1.26.8 darwin/arm64, without OPA, no cgo"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.info.String(); got != tc.want {
