@@ -47,6 +47,7 @@ type Metrics struct {
 	trailBytes       prometheus.Gauge
 	notify           notifyCounters
 	tlsRefused       *prometheus.CounterVec
+	ops              *operations
 }
 
 // New registers every collector on a new registry.
@@ -127,6 +128,7 @@ func New() *Metrics {
 	}
 	m.notify = newNotifyCounters(f)
 	m.tlsRefused = newTLSRefused(f)
+	m.ops = newOperations(f)
 	f(buildInfo(buildinfo.Read()))
 	return m
 }
@@ -148,6 +150,7 @@ func (m *Metrics) Handler() http.Handler {
 // Decided implements pdp.Observer.
 func (m *Metrics) Decided(d api.Decision, took time.Duration) {
 	m.decisions.WithLabelValues(d.Decision, d.Source).Inc()
+	m.ops.decidedBy(d.Decision, d.Rule)
 	m.decideDuration.Observe(took.Seconds())
 }
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/api"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Notifier is told that the store committed changes. The engine calls it
@@ -58,6 +60,14 @@ type Components struct {
 	// Changes is told when an ask is recorded (the audit log writes it to
 	// the change log), so live readers see it; may be nil.
 	Changes Notifier
+	// Tracer, when set, traces each decision (tracing.go): a span of the
+	// decision with its answer, and under it the evaluation and the
+	// audit commit. Nil: no spans, at no cost.
+	Tracer trace.Tracer
+	// TraceCommand says whether the decision's span may carry the
+	// command read from the named argument (the decision log's masking
+	// decides); nil: never.
+	TraceCommand func(arg string) bool
 }
 
 // Observer is told what the engine does, for metrics.
@@ -143,6 +153,17 @@ func (e *Engine) Policy() *Policy { return e.policy.Load() }
 // returns. Bad input is an *Error and no decision; every other failure
 // is a deny.
 func (e *Engine) Decide(ctx context.Context, call Call) (api.Decision, error) {
+	if e.c.Tracer == nil {
+		return e.decide(ctx, call)
+	}
+	ctx, span := e.c.Tracer.Start(ctx, SpanDecide)
+	d, err := e.decide(ctx, call)
+	e.traced(span, call, d, err)
+	span.End()
+	return d, err
+}
+
+func (e *Engine) decide(ctx context.Context, call Call) (api.Decision, error) {
 	start := e.c.Now()
 	if err := ValidateRequest(call.Request); err != nil {
 		return api.Decision{}, err
@@ -157,7 +178,9 @@ func (e *Engine) Decide(ctx context.Context, call Call) (api.Decision, error) {
 		d = failClosed("No policy is active.")
 	} else {
 		var err error
-		d, rec, err = e.evaluate(ctx, p, call)
+		ectx, span := e.span(ctx, SpanEvaluate)
+		d, rec, err = e.evaluate(ectx, p, call)
+		span.End()
 		var bad *Error
 		if errors.As(err, &bad) {
 			return api.Decision{}, err
@@ -174,7 +197,13 @@ func (e *Engine) Decide(ctx context.Context, call Call) (api.Decision, error) {
 	}
 	if e.c.Audit != nil {
 		ev := AuditRecord{Decision: d, Request: call.Request, SessionID: call.Request.SessionID, Time: start, Latency: e.c.Now().Sub(start), Recorded: rec}
-		if err := e.c.Audit.Record(ctx, ev); err != nil {
+		actx, span := e.span(ctx, SpanAuditCommit)
+		err := e.c.Audit.Record(actx, ev)
+		if err != nil {
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+		if err != nil {
 			e.c.Logger.Error("audit write failed; denying", "decision_id", d.DecisionID, "err", err)
 			d = denyUnrecorded(d)
 			e.c.Observer.Decided(d, e.c.Now().Sub(start))

@@ -157,3 +157,8 @@ func maskedCopy(v any, m mask, at string, masked *[]string) (any, error) {
 func pointerToken(key string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")
 }
+
+// MasksKey says whether the mask keys (decision_log.mask) hide the
+// value of the argument key: matched whatever its case, as a line's
+// arguments are masked.
+func MasksKey(keys []string, key string) bool { return newMask(keys).has(key) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -19,11 +20,14 @@ type Remote struct {
 }
 
 // NewRemote is the server at url, reached through base (nil:
-// http.DefaultTransport; client.NewTransport trusts a CA file).
+// http.DefaultTransport; client.NewTransport trusts a CA file). With
+// TRACEPARENT in the environment, every request carries it on
+// (traceparent.go).
 func NewRemote(url, token string, base http.RoundTripper) Remote {
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	base = withTraceparent(base, os.Getenv)
 	// No client-side timeout: the contexts bound every call, and a wait
 	// may hold a request longer than any fixed timeout.
 	opts := []client.Option{client.WithToken(token), client.WithRetries(1, 50*time.Millisecond)}

@@ -27,15 +27,20 @@ func (s *Server) decide(c echo.Context) error {
 // decideCall decides one request of the caller (POST /v1/decide and the
 // agents' hook endpoints).
 func (s *Server) decideCall(c echo.Context, req api.DecideRequest, explain bool) (api.Decision, error) {
-	if err := pdp.ValidateRequest(req); err != nil {
+	ctx := c.Request().Context()
+	_, span := s.span(ctx, pdp.SpanValidate)
+	err := pdp.ValidateRequest(req)
+	endSpan(span, err)
+	if err != nil {
 		return api.Decision{}, err
 	}
-	ctx := c.Request().Context()
 	// The tree read has the decision's deadline; the audit write has its
 	// own (internal/service gives the audit log one), and the evaluation — an LLM
 	// call included — is not store work.
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.DecisionTimeout)
+	rctx, span = s.span(rctx, pdp.SpanSessionRead)
 	session, err := s.sessions.Resolve(rctx, req, callerOf(c).core())
+	endSpan(span, err)
 	cancel()
 	if err != nil {
 		return api.Decision{}, storeUnavailable(err)

@@ -39,10 +39,13 @@ func (s *Server) getDecision(c echo.Context) error {
 		return err
 	}
 	if wait > 0 && rec.Decision.Decision == api.Ask && rec.Answer == nil {
+		ended := s.waiting(ctx, id, wait)
 		// Recorded in the store first, so that whoever reads the ask
 		// once the wait is logged sees the waiter.
 		defer s.startWaiting(ctx, id, callerOf(c).name, wait)()
 		s.cfg.Logger.Debug("waiting for an answer", "decision_id", id, "wait", wait)
+		result := "answered"
+		defer func() { ended(result) }()
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
 		for rec.Answer == nil {
@@ -53,18 +56,22 @@ func (s *Server) getDecision(c echo.Context) error {
 				release()
 				answered, release = s.waiters.watch(id)
 				if rec, err = s.cfg.Store.Decision(ctx, id); err != nil {
+					result = "error"
 					return storeUnavailable(err)
 				}
 			case <-timer.C:
 				// The record as it is when the wait ends (an outcome
 				// recorded meanwhile included).
+				result = "timeout"
 				return s.decisionAsItStands(c, id)
 			case <-s.cfg.Stopping:
 				// Shutting down: the record as it stands, still pending,
 				// so the runtime asks again, of another replica or of
 				// this one once it is back.
+				result = "stopping"
 				return s.decisionAsItStands(c, id)
 			case <-ctx.Done():
+				result = "gone"
 				return ctx.Err()
 			}
 		}

@@ -150,6 +150,12 @@ func (p serverPDP) Answer(ctx context.Context, id string, wait time.Duration) (*
 	if err != nil {
 		return nil, storeUnavailable(err)
 	}
+	result := "answered"
+	if rec.Answer == nil && rec.Decision.Decision == api.Ask {
+		ended := p.s.waiting(ctx, id, wait)
+		defer func() { ended(result) }()
+		p.s.cfg.Logger.Debug("holding an ask for an answer", "decision_id", id, "wait", wait)
+	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for rec.Answer == nil && rec.Decision.Decision == api.Ask {
@@ -158,13 +164,17 @@ func (p serverPDP) Answer(ctx context.Context, id string, wait time.Duration) (*
 			release()
 			answered, release = p.s.waiters.watch(id)
 			if rec, err = p.s.cfg.Store.Decision(ctx, id); err != nil {
+				result = "error"
 				return nil, storeUnavailable(err)
 			}
 		case <-timer.C:
+			result = "timeout"
 			return nil, nil
 		case <-p.s.cfg.Stopping:
+			result = "stopping"
 			return nil, nil
 		case <-ctx.Done():
+			result = "gone"
 			return nil, ctx.Err()
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/internal/buildinfo"
 	"github.com/toolperm/pdp/pdp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Store is what the API keeps and reads: the core's store roles, and
@@ -81,6 +82,10 @@ type Config struct {
 	// decision as it stands and every event stream ends, so a graceful
 	// stop does not wait for them.
 	Stopping <-chan struct{}
+	// Tracer, when set, traces POST /v1/decide, the hook endpoint and
+	// GET /v1/decisions/{id} (tracing.go), continuing a caller's
+	// traceparent; nil: no spans.
+	Tracer trace.Tracer
 }
 
 // Observer is told of every request and every refusal.
@@ -147,7 +152,7 @@ func New(cfg Config) *echo.Echo {
 // routes registers every route with the roles that may call it.
 func (s *Server) routes(e *echo.Echo) {
 	anyone := []Role{Dispatcher, User, Auditor}
-	e.POST("/v1/decide", s.decide, s.require(Dispatcher))
+	e.POST("/v1/decide", s.decide, s.traceRoute, s.require(Dispatcher))
 	e.POST("/v1/simulate", s.simulate, s.require(User, Auditor))
 	e.GET("/v1/sessions", s.listSessions, s.require(User, Auditor))
 	e.POST("/v1/sessions", s.createSession, s.require(Dispatcher, User))
@@ -156,13 +161,13 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/v1/sessions/:id/grants", s.listGrants, s.require(User, Auditor))
 	e.DELETE("/v1/sessions/:id/grants/:gid", s.deleteGrant, s.require(User))
 	e.GET("/v1/decisions", s.listDecisions, s.require(User, Auditor))
-	e.GET("/v1/decisions/:id", s.getDecision, s.require(anyone...))
+	e.GET("/v1/decisions/:id", s.getDecision, s.traceRoute, s.require(anyone...))
 	e.POST("/v1/decisions/:id/answer", s.answer, s.ticketOr(s.require(User)))
 	e.GET("/v1/decisions/:id/answer", s.confirmTicket) // ?ticket=: the ticket is the credential (tickets.go)
 	e.POST("/v1/decisions/by-tool-use/:id/outcome", s.outcome, s.require(Dispatcher))
 	// Each agent's own hook input and output; every failure, a refused
 	// token included, is answered as the agent's deny (hooks.go).
-	e.POST(hookRoute, s.hook, s.hookAnswers, s.require(Dispatcher))
+	e.POST(hookRoute, s.hook, s.traceRoute, s.hookAnswers, s.require(Dispatcher))
 	e.GET("/v1/events", s.events, s.require(anyone...))
 	e.GET("/v1/access-events", s.listAccessEvents, s.require(Auditor))
 	e.GET("/v1/suggestions", s.listSuggestions, s.require(User, Auditor, Dispatcher))

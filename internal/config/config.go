@@ -37,6 +37,23 @@ type Config struct {
 	Asks Asks `yaml:"asks"`
 	// Notify tells people of asks where they are.
 	Notify Notify `yaml:"notify"`
+	// OTel exports a trace of each decision over OTLP.
+	OTel OTel `yaml:"otel"`
+}
+
+// OTel is where traces go (docs/operations.md, "OpenTelemetry"): the
+// keys of OpenTelemetry's OTEL_EXPORTER_OTLP_* variables, each used
+// only where its variable is unset. Off without an endpoint.
+type OTel struct {
+	// ExporterOTLPEndpoint is the collector's base URL
+	// (OTEL_EXPORTER_OTLP_ENDPOINT); http/protobuf adds /v1/traces.
+	ExporterOTLPEndpoint string `yaml:"exporter_otlp_endpoint"`
+	// ExporterOTLPTracesEndpoint is the URL traces are sent to as it is
+	// (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT).
+	ExporterOTLPTracesEndpoint string `yaml:"exporter_otlp_traces_endpoint"`
+	// ExporterOTLPProtocol is grpc or http/protobuf (the default)
+	// (OTEL_EXPORTER_OTLP_PROTOCOL).
+	ExporterOTLPProtocol string `yaml:"exporter_otlp_protocol"`
 }
 
 // Notify sends the live feed's events to webhooks, Slack and programs

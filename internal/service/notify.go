@@ -52,6 +52,13 @@ func newNotifier(cfg config.Config, store Database, changes feed.Feed, observer 
 			opts.Claims = claims
 		}
 	}
+	if m, ok := observer.(interface{ NotifySinks([]string) }); ok {
+		names := make([]string, 0, len(cfg.Notify.Sinks))
+		for _, c := range cfg.Notify.Sinks {
+			names = append(names, c.Name)
+		}
+		m.NotifySinks(names)
+	}
 	for _, c := range cfg.Notify.Sinks {
 		s := notify.Sink{Name: c.Name, Kind: c.Kind, URL: c.URL, Command: c.Command, Events: c.Events,
 			Filter:  notify.Filter{SessionPrefix: c.Filter.SessionPrefix, CapabilityPrefix: c.Filter.CapabilityPrefix, Source: c.Filter.Source},

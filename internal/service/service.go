@@ -110,6 +110,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (s *Service, err 
 		return s, fmt.Errorf("config server.decision_timeout %v: want a positive duration", cfg.Server.DecisionTimeout)
 	}
 	s.Metrics = metrics.New()
+	tracing, err := s.openTracing(ctx, cfg.OTel, logger)
+	if err != nil {
+		return s, fmt.Errorf("config otel: %w", err)
+	}
 	src, err := PolicySource(cfg.Policy)
 	if err != nil {
 		return s, err
@@ -128,6 +132,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (s *Service, err 
 		st := auditStatsOf(store)
 		logger.Info("audit trail closed", "events", st.Events, "transactions", st.Transactions, "largest_batch", st.MaxBatch, "failed_transactions", st.Errors)
 	})
+	if h, ok := store.(httpapi.HealthReporter); ok {
+		s.Metrics.StoreHealth(h.Health)
+	}
 	if err := checkSweeper(cfg.Audit, cfg.Asks, store, logger); err != nil {
 		return s, err
 	}
@@ -180,6 +187,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (s *Service, err 
 		Impact:   ImpactOf(src, store),
 		Metrics:  onMainListener(cfg.Metrics.Addr, s.Metrics.Handler()),
 		Stopping: s.stopping,
+	}
+	if tracing != nil {
+		parts.Tracer, parts.TraceCommand, api.Tracer = tracing.Tracer, traceCommand(cfg.DecisionLog), tracing.Tracer
 	}
 	for _, f := range opts.Configure {
 		f(&api, &parts)
