@@ -31,18 +31,18 @@ func TestWalkThrough(t *testing.T) {
 		}
 		return d
 	}
-	ask := shell("git status")
-	if ask.Decision != client.Ask || !ask.Grantable || *ask.Fingerprint != "git status" {
-		t.Fatalf("first git status: %+v", ask)
+	ask := shell("make check")
+	if ask.Decision != client.Ask || !ask.Grantable || *ask.Fingerprint != "make check" {
+		t.Fatalf("first make check: %+v", ask)
 	}
 	ev, err := c.Answer(ctx, ask.DecisionID, client.AllowSession, "cli")
 	if err != nil || ev.Answer == nil || ev.Answer.GrantID == 0 {
 		t.Fatalf("answer: %+v %v", ev, err)
 	}
-	if d := shell("git status --short"); d.Decision != client.Allow || d.Source != "session-grant" {
+	if d := shell("make check --short"); d.Decision != client.Allow || d.Source != "session-grant" {
 		t.Fatalf("granted: %+v", d)
 	}
-	compound := shell("git status; rm -rf build")
+	compound := shell("make check; rm -rf build")
 	if compound.Decision != client.Ask || compound.Fingerprint != nil {
 		t.Fatalf("compound: %+v", compound)
 	}
@@ -65,7 +65,7 @@ func TestWalkThrough(t *testing.T) {
 	if err := c.Grants().Revoke(ctx, "demo", grants[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if d := shell("git status"); d.Decision != client.Ask {
+	if d := shell("make check"); d.Decision != client.Ask {
 		t.Fatalf("after revoking: %+v", d)
 	}
 }

@@ -110,9 +110,12 @@ func TestBypassCorpusNeverRidesOnAGrant(t *testing.T) {
 		t.Fatalf("the corpus has %d strings, want at least 50", len(bypasses))
 	}
 	e := newEngine(t, pdp.Components{})
+	// Reads ask in this session, so that only the grant could allow a
+	// call (effects_test.go judges commands by what they do).
 	granted := &pdp.SessionTree{
 		Workspace: "/w",
 		Grants:    []pdp.Grant{{Capability: "shell.exec", Fingerprint: "git status"}},
+		Rules:     map[string]string{"fs.read": "ask", "fs.write": "ask"},
 	}
 	for _, cmd := range bypasses {
 		t.Run(cmd, func(t *testing.T) {

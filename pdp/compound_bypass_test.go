@@ -57,9 +57,13 @@ func TestCompoundBypassesNeverRideOnRulesOrGrants(t *testing.T) {
 	for _, fp := range []string{"git status", "ls", "echo", "cat", "git diff"} {
 		grants = append(grants, pdp.Grant{Capability: "shell.exec", Fingerprint: fp})
 	}
+	// Reads and writes ask in this session, so that only a grant or a
+	// command rule could allow a call: what the effects of a command
+	// allow has tests of its own (effects_test.go).
 	session := &pdp.SessionTree{
 		Workspace: "/w", Grants: grants,
 		CommandRules: map[string]string{"git status": "allow", "echo": "allow", "ls": "allow"},
+		Rules:        map[string]string{"fs.read": "ask", "fs.write": "ask"},
 	}
 	for _, cmd := range compoundBypasses {
 		t.Run(cmd, func(t *testing.T) {

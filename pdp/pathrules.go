@@ -296,9 +296,12 @@ func (p *Policy) pathFacts(v WorkspaceVerdict, session *PathRules) []any {
 				kind[layer.name] = rule
 			}
 		}
-		if c.Word != nil && len(byAccess) == 0 {
-			// A shell word no rule of either layer meets tells the
-			// policy nothing (it is never outside the call).
+		if c.Word != nil && len(byAccess) == 0 && c.Inside && c.Resolved && !c.Possible {
+			// A shell word inside the workspace that no rule of either
+			// layer meets tells the policy nothing. One outside, or one
+			// that may name any path, tells the effects of its command
+			// (effects.rego) that they are not confined to the
+			// workspace; it is never outside the call itself.
 			continue
 		}
 		fact["rules"] = byAccess

@@ -36,7 +36,7 @@ func TestAgentToolsThroughTheEngine(t *testing.T) {
 	}{
 		"codex apply_patch inside, READ_WRITE": {"apply_patch", codex, map[string]any{"command": patch("src/a.go")}, api.ReadWrite, api.Allow, "fs.edit"},
 		"codex apply_patch outside":            {"apply_patch", codex, map[string]any{"command": patch("/etc/passwd")}, api.Full, api.Deny, "OUTSIDE_WORKSPACE"},
-		"codex Bash is a command":              {"Bash", codex, map[string]any{"command": "git status"}, api.ReadOnly, api.Ask, "shell.exec"},
+		"codex Bash is a command":              {"Bash", codex, map[string]any{"command": "make build"}, api.ReadOnly, api.Ask, "shell.exec"},
 		"exec_command's cmd is the command":    {"exec_command", codex, map[string]any{"cmd": "rm -rf /", "workdir": "/w"}, api.Full, api.Deny, "rm -rf /"},
 		"exec_command's workdir is a path":     {"exec_command", codex, map[string]any{"cmd": "ls", "workdir": "/etc"}, api.Full, api.Deny, "OUTSIDE_WORKSPACE"},
 		"exec_command naming another shell":    {"exec_command", codex, map[string]any{"cmd": "print(1)", "shell": "/usr/bin/python3"}, api.Full, api.Deny, "OUTSIDE_WORKSPACE"},

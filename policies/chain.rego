@@ -46,6 +46,7 @@ shell_chain_facts := {
 	"grant": [g | fingerprint != null; g := grant_for(capability, fingerprint)],
 	"parts_allowed": [v | parts_allowed; v := parts_allowed_verdict],
 	"screened": [true | resolved.action == "assess"; screened],
+	"effect": [v | v := effect_verdict],
 } if {
 	capability == "shell.exec"
 } else := {
@@ -55,12 +56,12 @@ shell_chain_facts := {
 	"command_denied": [v | v := command_denied],
 	"command_asked": [v | v := command_asked],
 	"fingerprint": null,
-	"grant": [], "parts_allowed": [], "screened": [],
+	"grant": [], "parts_allowed": [], "screened": [], "effect": [],
 } if {
 	shell_judged
 } else := {
 	"floor": [], "command_denied": [], "command_asked": [], "fingerprint": null,
-	"grant": [], "parts_allowed": [], "screened": [],
+	"grant": [], "parts_allowed": [], "screened": [], "effect": [],
 }
 
 # parent_decisions holds the parent's decision, once supplied.
@@ -152,6 +153,10 @@ chain_of(c) := verdict("explicit_deny", "deny", "config", c.floor[0].entry, spri
 } else := c.parts_allowed[0] if {
 	# Every part allowed by a command rule or a grant (commands.rego).
 	not ask_always_hit
+} else := c.effect[0] if {
+	# A command the level asks for, judged by what it does (effects.rego).
+	not ask_always_hit
+	c.effect[0]
 } else := verdict("rule", "ask", resolved.source, resolved.pattern, sprintf("The %s rule %q asks before %s.", [resolved.layer, resolved.pattern, capability])) if {
 	resolved.action == "ask"
 } else := verdict("rule", "allow", "assessor", resolved.pattern, "The danger assessor judged the command safe.") if {
@@ -265,6 +270,7 @@ needs_of(c, v) := {n | some n in ["danger", "parent"]; needed(c, v, n)}
 
 needed(c, v, "danger") if {
 	v.step == "rule"
+	not c.effect[0]
 	resolved.action == "assess"
 	capability == "shell.exec"
 	not c.screened[0]
@@ -305,7 +311,7 @@ answer_of(c) := {
 	"reason": f.reason,
 	"capability": capability_or_null,
 	"fingerprint": c.shell_answer.fingerprint,
-	"grantable": c.shell_answer.grantable,
+	"grantable": answer_grantable(c, f),
 	"parts": c.shell_answer.parts,
 	"danger": reported_danger_of(c, f),
 	"step": f.step,
@@ -314,6 +320,18 @@ answer_of(c) := {
 } if {
 	v := chain_all_of(c)
 	f := final_of(c, v)
+}
+
+# answer_grantable: allow_session can change the answer — the call's
+# parts have fingerprints, and the step that decided comes after the
+# grants (an ask of a path rule, a command rule or the floor holds over
+# any grant, so granting it would change nothing). The answer endpoint
+# grants exactly when this says so (pdp.GrantFingerprints).
+default answer_grantable(_, _) := false
+
+answer_grantable(c, f) if {
+	c.shell_answer.grantable == true
+	not f.step in {"capability", "parent_scope", "workspace", "explicit_deny", "mode", "dangerous"}
 }
 
 # shell_answer are the answer's fields only a shell command gives a
@@ -334,6 +352,7 @@ reported_danger := reported_danger_of(answer_facts, final)
 reported_danger_of(c, f) := c.danger[0] if {
 	f.step in {"rule", "ask_always"}
 	resolved.action == "assess"
+	not c.effect[0]
 } else := c.danger[0] if {
 	# A rule's ask came first; the screen's verdict, which costs no model
 	# call, is still shown to the person answering.

@@ -143,7 +143,38 @@ redirect_accesses(op) := ["write"] if not op in {"<", "<>"}
 
 operand_accesses(_, 0) := ["read", "write"] # an opaque or expanded program word
 
-operand_accesses(cmd, i) := accesses_of_kind(operand_kind(cmd.argv[0]), cmd, i) if i > 0
+operand_accesses(cmd, i) := [] if {
+	i > 0
+	code_word(cmd, i)
+} else := accesses_of_kind(operand_kind(cmd.argv[0]), cmd, i) if i > 0
+
+# code_word: the word is a program's code, not a path it names — the text
+# after an interpreter's inline-code flag (python3 -c CODE, node -e CODE)
+# and sed's script when no -e or -f gives it. What the code does is
+# beyond the analysis (docs/security.md); taking its text for a path
+# only made every such call "may match" a path rule.
+code_word(cmd, i) if {
+	i > 1
+	listed(cmd.argv[0], shell_interpreters)
+	cmd.argv[i - 1] in data.shell.inline_code_flags
+}
+
+code_word(cmd, i) if {
+	listed(cmd.argv[0], {"sed"})
+	not startswith(cmd.argv[i], "-")
+	count([j | some j in numbers.range(1, i - 1); j >= 1; j < i; not sed_option_word(cmd.argv[j])]) == 0
+	not sed_script_given(cmd)
+}
+
+sed_option_word(w) if {
+	startswith(w, "-")
+	w != "-"
+}
+
+sed_script_given(cmd) if {
+	some w in cmd.argv
+	regex.match(`^(-[A-Za-z]*[ef]|--expression|--file)`, w)
+}
 
 operand_kind(word) := kinds[0] if {
 	kinds := [k | some name in program_names(word); k := data.shell.operand_access[name]]

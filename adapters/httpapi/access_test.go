@@ -47,7 +47,7 @@ func TestRolesMayDoWhatTheyMayAndNothingElse(t *testing.T) {
 	s := newSecuredService(t)
 	admin := s.as("r-secret")
 	admin.mustStatus(201, "POST", "/v1/sessions", map[string]any{"id": "s1", "workspace": "/w"})
-	ask := admin.decide(map[string]any{"session_id": "s1", "tool": "shell", "args": map[string]any{"command": "git status"}, "cwd": "/w"})
+	ask := admin.decide(map[string]any{"session_id": "s1", "tool": "shell", "args": map[string]any{"command": "make check"}, "cwd": "/w"})
 	askID := ask["decision_id"].(string)
 
 	type step struct {
@@ -109,7 +109,7 @@ func TestDispatcherCannotRaiseOrAnswer(t *testing.T) {
 	s := newSecuredService(t)
 	runtime, person := s.as("d-secret"), s.as("u-secret")
 	runtime.mustStatus(201, "POST", "/v1/sessions", map[string]any{"id": "agent", "workspace": "/w"})
-	ask := runtime.decide(map[string]any{"session_id": "agent", "tool": "shell", "args": map[string]any{"command": "git status"}, "cwd": "/w"})
+	ask := runtime.decide(map[string]any{"session_id": "agent", "tool": "shell", "args": map[string]any{"command": "make check"}, "cwd": "/w"})
 	id := ask["decision_id"].(string)
 
 	runtime.mustStatus(403, "PATCH", "/v1/sessions/agent", map[string]any{"permission_level": "FULL"})
@@ -145,7 +145,7 @@ func TestDispatcherCannotRaiseOrAnswer(t *testing.T) {
 	// The person's channel can.
 	person.mustStatus(200, "PATCH", "/v1/sessions/agent", map[string]any{"permission_level": "READ_WRITE"})
 	person.mustStatus(200, "POST", "/v1/decisions/"+id+"/answer", map[string]any{"answer": "allow_session", "channel": "desktop"})
-	expectDecision(t, runtime.decide(map[string]any{"session_id": "agent", "tool": "shell", "args": map[string]any{"command": "git status"}, "cwd": "/w"}), "allow", "session-grant")
+	expectDecision(t, runtime.decide(map[string]any{"session_id": "agent", "tool": "shell", "args": map[string]any{"command": "make check"}, "cwd": "/w"}), "allow", "session-grant")
 }
 
 func TestMetricsCountWhatHappened(t *testing.T) {
@@ -194,7 +194,7 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 			t.Errorf("%s is not exported", name)
 		}
 	}
-	if regexp.MustCompile(`session_id|git status|/etc/passwd`).MatchString(text) {
+	if regexp.MustCompile(`session_id|make check|/etc/passwd`).MatchString(text) {
 		t.Error("a session id, command or path leaked into the labels")
 	}
 }

@@ -151,19 +151,19 @@ func TestLevelSwitch(t *testing.T) {
 
 func TestGrantFlow(t *testing.T) {
 	s := newService(t)
-	first := s.decide(shell("g", "git status"))
+	first := s.decide(shell("g", "make check"))
 	expectDecision(t, first, "ask", "level")
-	if first["grantable"] != true || first["fingerprint"] != "git status" {
-		t.Fatalf("git status should be grantable: %v", first)
+	if first["grantable"] != true || first["fingerprint"] != "make check" {
+		t.Fatalf("make check should be grantable: %v", first)
 	}
 	out := s.mustStatus(200, "POST", "/v1/decisions/"+first["decision_id"].(string)+"/answer", map[string]any{"answer": "allow_session", "channel": "desktop"})
 	if out["answer"].(map[string]any)["grant_id"] == nil {
 		t.Fatalf("no grant id: %v", out)
 	}
 
-	expectDecision(t, s.decide(shell("g", "git status --short")), "allow", "session-grant")
-	expectDecision(t, s.decide(shell("g", "git status; rm -rf build")), "ask", "level")
-	expectDecision(t, s.decide(shell("other", "git status")), "ask", "level")
+	expectDecision(t, s.decide(shell("g", "make check --short")), "allow", "session-grant")
+	expectDecision(t, s.decide(shell("g", "make check; rm -rf build")), "ask", "level")
+	expectDecision(t, s.decide(shell("other", "make check")), "ask", "level")
 
 	// Answering twice, or answering a non-ask, is a conflict.
 	s.mustStatus(409, "POST", "/v1/decisions/"+first["decision_id"].(string)+"/answer", map[string]any{"answer": "deny"})
@@ -171,7 +171,7 @@ func TestGrantFlow(t *testing.T) {
 	s.mustStatus(409, "POST", "/v1/decisions/"+allowed["decision_id"].(string)+"/answer", map[string]any{"answer": "allow_once"})
 
 	// allow_session on a call without a fingerprint: 422, no grant, still unanswered.
-	compound := s.decide(shell("g", "git status && curl x | sh"))
+	compound := s.decide(shell("g", "make check && curl x | sh"))
 	cid := compound["decision_id"].(string)
 	code, body := s.call("POST", "/v1/decisions/"+cid+"/answer", map[string]any{"answer": "allow_session"})
 	if code != 422 || !strings.Contains(fmt.Sprint(body["error"]), "not_grantable") {
@@ -187,7 +187,7 @@ func TestGrantFlow(t *testing.T) {
 	gid := int(grants[0].(map[string]any)["id"].(float64))
 	s.mustStatus(204, "DELETE", fmt.Sprintf("/v1/sessions/g/grants/%d", gid), nil)
 	s.mustStatus(404, "DELETE", fmt.Sprintf("/v1/sessions/g/grants/%d", gid), nil)
-	expectDecision(t, s.decide(shell("g", "git status")), "ask", "level")
+	expectDecision(t, s.decide(shell("g", "make check")), "ask", "level")
 }
 
 func TestSubAgents(t *testing.T) {
@@ -281,7 +281,7 @@ func TestListDecisions(t *testing.T) {
 	s := newService(t)
 	var ids []string
 	for i := 0; i < 5; i++ {
-		ids = append(ids, s.decide(shell("l", fmt.Sprintf("echo %d", i)))["decision_id"].(string))
+		ids = append(ids, s.decide(shell("l", fmt.Sprintf("make step%d", i)))["decision_id"].(string))
 	}
 	s.decide(map[string]any{"session_id": "l", "tool": "read_file", "args": map[string]any{"path": "x"}, "cwd": "/home/u/proj"})
 	page := s.mustStatus(200, "GET", "/v1/decisions?session_id=l&decision=ask&limit=3", nil)
@@ -359,7 +359,7 @@ func TestEveryDecisionIsAudited(t *testing.T) {
 		go func(w int) {
 			defer wg.Done()
 			for i := 0; i < 25; i++ {
-				_, d := s.call("POST", "/v1/decide", shell(fmt.Sprintf("c%d", w), "git status"))
+				_, d := s.call("POST", "/v1/decide", shell(fmt.Sprintf("c%d", w), "make check"))
 				ids <- d["decision_id"].(string)
 			}
 		}(w)

@@ -13,20 +13,20 @@ import (
 func TestCompoundGrant(t *testing.T) {
 	s := newService(t)
 	s.mustStatus(http.StatusCreated, "POST", "/v1/sessions", map[string]any{"id": "c1", "workspace": "/home/u/proj"})
-	ask := s.decide(shell("c1", "git status && go vet ./..."))
+	ask := s.decide(shell("c1", "make check && go vet ./..."))
 	expectDecision(t, ask, "ask", "level")
 	parts, _ := ask["parts"].([]any)
 	if len(parts) != 2 || ask["fingerprint"] != nil || ask["grantable"] != true {
 		t.Fatalf("compound ask: %v", ask)
 	}
 	s.mustStatus(http.StatusOK, "POST", "/v1/decisions/"+ask["decision_id"].(string)+"/answer", map[string]any{"answer": "allow_session"})
-	expectDecision(t, s.decide(shell("c1", "go vet ./... ; git status")), "allow", "session-grant")
-	expectDecision(t, s.decide(shell("c1", "git status")), "allow", "session-grant")
+	expectDecision(t, s.decide(shell("c1", "go vet ./... ; make check")), "allow", "session-grant")
+	expectDecision(t, s.decide(shell("c1", "make check")), "allow", "session-grant")
 	// A part that is not granted keeps the whole call asking.
-	expectDecision(t, s.decide(shell("c1", "git status && git push")), "ask", "level")
+	expectDecision(t, s.decide(shell("c1", "make check && git push")), "ask", "level")
 
 	// A part without a fingerprint: 422, and nothing is granted.
-	bad := s.decide(shell("c1", "git status && python3 x.py"))
+	bad := s.decide(shell("c1", "make check && python3 x.py"))
 	if code, _ := s.call("POST", "/v1/decisions/"+bad["decision_id"].(string)+"/answer", map[string]any{"answer": "allow_session"}); code != http.StatusUnprocessableEntity {
 		t.Fatalf("answer on an ungrantable compound: %d", code)
 	}
@@ -168,7 +168,7 @@ func TestListsShowTheParts(t *testing.T) {
 	for _, c := range []struct {
 		command string
 		cut     bool
-	}{{"git status && go vet ./...", false}, {"git status && " + long, true}} {
+	}{{"make check && go vet ./...", false}, {"make check && " + long, true}} {
 		ask := s.decide(shell("lp", c.command))
 		id := ask["decision_id"].(string)
 		single := s.mustStatus(http.StatusOK, "GET", "/v1/decisions/"+id, nil)

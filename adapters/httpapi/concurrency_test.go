@@ -117,8 +117,8 @@ func TestConcurrentDecisionsMatchSomeState(t *testing.T) {
 	go func() { // one grant, created by answering an ask
 		defer changers.Done()
 		time.Sleep(100 * time.Millisecond)
-		_, ask := s.call("POST", "/v1/decide", map[string]any{"session_id": "c", "tool": "shell", "args": map[string]any{"command": "git status"}, "cwd": "/w"})
-		grants.set("git status", func() {
+		_, ask := s.call("POST", "/v1/decide", map[string]any{"session_id": "c", "tool": "shell", "args": map[string]any{"command": "make check"}, "cwd": "/w"})
+		grants.set("make check", func() {
 			s.call("POST", "/v1/decisions/"+ask["decision_id"].(string)+"/answer", map[string]any{"answer": "allow_session"})
 		})
 	}()
@@ -134,8 +134,8 @@ func TestConcurrentDecisionsMatchSomeState(t *testing.T) {
 	calls := []map[string]any{
 		{"session_id": "c", "tool": "read_file", "args": map[string]any{"path": "a"}, "cwd": "/w"},
 		{"session_id": "c", "tool": "write_file", "args": map[string]any{"path": "a"}, "cwd": "/w"},
-		{"session_id": "c", "tool": "shell", "args": map[string]any{"command": "git status"}, "cwd": "/w"},
-		{"session_id": "c", "tool": "shell", "args": map[string]any{"command": "git status; rm -rf build"}, "cwd": "/w"},
+		{"session_id": "c", "tool": "shell", "args": map[string]any{"command": "make check"}, "cwd": "/w"},
+		{"session_id": "c", "tool": "shell", "args": map[string]any{"command": "make check; rm -rf build"}, "cwd": "/w"},
 	}
 	type result struct {
 		code       int
@@ -202,10 +202,10 @@ func judge(code int, d, call map[string]any, levels, grants, revisions map[strin
 			want = append(want, "allow/level")
 		}
 	case "shell":
-		if args["command"] != "git status" || grants["none"] {
+		if args["command"] != "make check" || grants["none"] {
 			want = append(want, "ask/level") // no grant covers it (yet)
 		}
-		if args["command"] == "git status" && grants["git status"] {
+		if args["command"] == "make check" && grants["make check"] {
 			want = append(want, "allow/session-grant")
 		}
 	}

@@ -12,7 +12,7 @@ func TestConsoleSimulatorCommandRulesAndParts(t *testing.T) {
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.srv.URL+"/ui/#simulator"),
 		chromedp.WaitVisible(`#verdict.ask`),
-		typeInto(`input[name=command]`, "go test ./... && git status"),
+		typeInto(`input[name=command]`, "go test ./... && make check"),
 		chromedp.Click(`#add-command-rule`),
 		chromedp.SendKeys(`.command-prefix`, "go test"),
 		chromedp.WaitVisible(`#parts-box`),

@@ -14,7 +14,7 @@ import (
 func TestConsoleInboxKeepsAnAskWithAnOutcome(t *testing.T) {
 	s := newService(t)
 	ctx := browser(t)
-	body := shell("oc", "git status")
+	body := shell("oc", "make check")
 	body["tool_use_id"] = "toolu_oc"
 	id := s.decide(body)["decision_id"].(string)
 	if err := chromedp.Do(ctx,

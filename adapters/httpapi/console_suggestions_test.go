@@ -12,11 +12,11 @@ func TestConsoleSuggestions(t *testing.T) {
 	s := newService(t)
 	for _, id := range []string{"c1", "c2"} {
 		s.mustStatus(201, "POST", "/v1/sessions", map[string]any{"id": id, "workspace": "/w"})
-		for _, cmd := range []string{"git diff", "git diff --stat", "git diff HEAD"} {
+		for _, cmd := range []string{"make lint", "make lint --stat", "make lint HEAD"} {
 			d := s.decide(map[string]any{"session_id": id, "tool": "shell", "args": map[string]any{"command": cmd}, "cwd": "/w"})
 			s.mustStatus(200, "POST", "/v1/decisions/"+d["decision_id"].(string)+"/answer", map[string]any{"answer": "allow_once", "channel": "console"})
 		}
-		d := s.decide(map[string]any{"session_id": id, "tool": "shell", "args": map[string]any{"command": "git log -p"}, "cwd": "/w"})
+		d := s.decide(map[string]any{"session_id": id, "tool": "shell", "args": map[string]any{"command": "make docs -p"}, "cwd": "/w"})
 		s.mustStatus(200, "POST", "/v1/decisions/"+d["decision_id"].(string)+"/answer", map[string]any{"answer": "deny", "channel": "console"})
 	}
 	ctx := browser(t)
@@ -25,12 +25,12 @@ func TestConsoleSuggestions(t *testing.T) {
 		chromedp.WaitVisible(`#suggestions-form`),
 		chromedp.SetValue(`#suggestions-form input[name=min_answers]`, "3"),
 		chromedp.Click(`#suggestions-form button[type=submit]`),
-		textIs(`#suggestion-rows tr td.pattern`, "git diff"),
+		textIs(`#suggestion-rows tr td.pattern`, "make lint"),
 		textIs(`#suggestion-rows tr td:nth-child(3)`, "6 allows in 2 sessions, 0 denied, 0 expired"),
 		textIs(`#suggestion-rows tr td:nth-child(5)`, "6 asks → allow, 0 other changes"),
 		chromedp.Click(`#suggestion-rows button.copy`),
 		chromedp.WaitVisible(`#suggestion-data`),
-		textIs(`#suggestion-data`, "{\n  \"commands\": {\n    \"git diff\": \"allow\"\n  }\n}"),
+		textIs(`#suggestion-data`, "{\n  \"commands\": {\n    \"make lint\": \"allow\"\n  }\n}"),
 		chromedp.Click(`#suggestion-rows tr td:nth-child(6) a`),
 		chromedp.WaitVisible(`#suggestion-event`),
 		chromedp.SetValue(`#suggestions-form input[name=accept_session]`, "c2"),
@@ -43,7 +43,7 @@ func TestConsoleSuggestions(t *testing.T) {
 	// The fingerprint is granted to the project: a new session of it is
 	// allowed the call.
 	s.mustStatus(201, "POST", "/v1/sessions", map[string]any{"id": "c3", "workspace": "/w"})
-	d := s.decide(map[string]any{"session_id": "c3", "tool": "shell", "args": map[string]any{"command": "git diff"}, "cwd": "/w"})
+	d := s.decide(map[string]any{"session_id": "c3", "tool": "shell", "args": map[string]any{"command": "make lint"}, "cwd": "/w"})
 	if d["decision"] != "allow" || d["source"] != "project-grant" {
 		t.Fatalf("after the accept: %v", d)
 	}

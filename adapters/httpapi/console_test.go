@@ -108,9 +108,9 @@ func TestConsoleSimulator(t *testing.T) {
 	screenshot(t, ctx, "console-simulator")
 	err = chromedp.Do(ctx,
 		typeInto(`input[name=scope]`, ""),
-		typeInto(`input[name=command]`, "git status"),
+		typeInto(`input[name=command]`, "make check"),
 		chromedp.Click(`#add-grant`),
-		chromedp.SendKeys(`.grant-fingerprint`, "git status"),
+		chromedp.SendKeys(`.grant-fingerprint`, "make check"),
 		textIs(`#verdict`, "allow"),
 		textIs(`#fact-source`, "session-grant"),
 		textIs(`#fact-grantable`, "yes"),
@@ -127,8 +127,8 @@ func TestConsoleSimulator(t *testing.T) {
 
 func TestConsoleInboxAnswerCreatesTheGrant(t *testing.T) {
 	s := newService(t)
-	ask := s.decide(map[string]any{"session_id": "ib", "tool": "shell", "args": map[string]any{"command": "git status"}, "cwd": "/w"})
-	compound := s.decide(map[string]any{"session_id": "ib", "tool": "shell", "args": map[string]any{"command": "git status && curl x | sh"}, "cwd": "/w"})
+	ask := s.decide(map[string]any{"session_id": "ib", "tool": "shell", "args": map[string]any{"command": "make check"}, "cwd": "/w"})
+	compound := s.decide(map[string]any{"session_id": "ib", "tool": "shell", "args": map[string]any{"command": "make check && curl x | sh"}, "cwd": "/w"})
 	ctx := browser(t)
 	var disabled bool
 	err := chromedp.Do(ctx,
@@ -153,10 +153,10 @@ func TestConsoleInboxAnswerCreatesTheGrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	grants := s.mustStatus(200, "GET", "/v1/sessions/ib/grants", nil)["grants"].([]any)
-	if len(grants) != 1 || grants[0].(map[string]any)["fingerprint"] != "git status" {
+	if len(grants) != 1 || grants[0].(map[string]any)["fingerprint"] != "make check" {
 		t.Fatalf("grants after the click: %v", grants)
 	}
-	expectDecision(t, s.decide(map[string]any{"session_id": "ib", "tool": "shell", "args": map[string]any{"command": "git status"}, "cwd": "/w"}), "allow", "session-grant")
+	expectDecision(t, s.decide(map[string]any{"session_id": "ib", "tool": "shell", "args": map[string]any{"command": "make check"}, "cwd": "/w"}), "allow", "session-grant")
 }
 
 func TestConsoleLevelSwitchAndAudit(t *testing.T) {
@@ -218,7 +218,7 @@ func TestConsoleInboxIsLive(t *testing.T) {
 		defer cancel()
 		return chromedp.Do(c, steps...)
 	}
-	ask := s.decide(map[string]any{"session_id": "lv", "tool": "shell", "args": map[string]any{"command": "git status"}, "cwd": "/w"})
+	ask := s.decide(map[string]any{"session_id": "lv", "tool": "shell", "args": map[string]any{"command": "make check"}, "cwd": "/w"})
 	id := ask["decision_id"].(string)
 	if err := within(3*time.Second, chromedp.WaitVisible(`#ask-`+id)); err != nil {
 		t.Fatalf("the ask did not appear at once: %v", err)

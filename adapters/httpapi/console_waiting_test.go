@@ -21,8 +21,8 @@ func TestConsoleInboxShowsWhoWaits(t *testing.T) {
 		c.MaxWait, c.Logger, c.RefusalsPerSecond = time.Hour, logger, 1000
 	})
 	runtime := s.as("d-secret")
-	waited := runtime.decide(shell("cw", "git log -n 1"))["decision_id"].(string)
-	alone := runtime.decide(shell("cw", "git log -n 2"))["decision_id"].(string)
+	waited := runtime.decide(shell("cw", "make docs -n 1"))["decision_id"].(string)
+	alone := runtime.decide(shell("cw", "make docs -n 2"))["decision_id"].(string)
 
 	ctx := browser(t)
 	if err := chromedp.Do(ctx,

@@ -111,12 +111,12 @@ func nothingWithin(t *testing.T, stream *client.Stream, d time.Duration) {
 func TestEventsAnAskAppearsWithinASecond(t *testing.T) {
 	s := newService(t)
 	stream := s.events("")
-	ask := s.decide(shell("live", "git status"))
+	ask := s.decide(shell("live", "make check"))
 	ev := next(t, stream, time.Second)
 	if ev.Kind != client.EventAsk || ev.Decision == nil || ev.Decision.DecisionID != ask["decision_id"] || ev.Decision.Answer != nil {
 		t.Fatalf("%s event: %s", ev.Kind, ev.Data)
 	}
-	if ev.Decision.SessionID != "live" || ev.Decision.Args["command"] != "git status" {
+	if ev.Decision.SessionID != "live" || ev.Decision.Args["command"] != "make check" {
 		t.Fatalf("the ask event lacks the call: %s", ev.Data)
 	}
 	// Allows and denies are not events; answers and level changes are.
@@ -137,14 +137,14 @@ func TestEventsAnAskAppearsWithinASecond(t *testing.T) {
 func TestEventsResumeWithLastEventIDMissesNothing(t *testing.T) {
 	s := newService(t)
 	stream := s.events("")
-	first := s.decide(shell("r", "git status"))
+	first := s.decide(shell("r", "make check"))
 	ev := next(t, stream, time.Second)
 	if ev.Decision.DecisionID != first["decision_id"] {
 		t.Fatalf("first event: %s", ev.Data)
 	}
 	stream.Close()
 	var want []string
-	for _, cmd := range []string{"git log", "git diff", "make"} {
+	for _, cmd := range []string{"make docs", "make lint", "make"} {
 		want = append(want, "ask "+s.decide(shell("r", cmd))["decision_id"].(string))
 	}
 	s.mustStatus(200, "POST", "/v1/decisions/"+first["decision_id"].(string)+"/answer", map[string]any{"answer": "deny"})
@@ -174,7 +174,7 @@ func TestEventsResumeWithLastEventIDMissesNothing(t *testing.T) {
 
 	// The ids hold across a restart: the change log is in the database.
 	s = s.restart()
-	later := s.decide(shell("r2", "git status"))
+	later := s.decide(shell("r2", "make check"))
 	if events, _ := got(s.events(ev.ID), len(want)+1); !equal(events, append(want, "ask "+later["decision_id"].(string))) {
 		t.Fatalf("after a restart:\n got %v", events)
 	}
@@ -213,8 +213,8 @@ func TestEventsADispatcherSeesOnlyItsOwnSessions(t *testing.T) {
 	)
 	runtime, other, person := s.as("d-secret"), s.as("o-secret"), s.as("u-secret")
 	mine, theirs, person2, auditor := runtime.events(""), other.events(""), person.events(""), s.as("a-secret").events("")
-	a := runtime.decide(shell("runtime-s", "git status"))
-	b := other.decide(shell("other-s", "git status"))
+	a := runtime.decide(shell("runtime-s", "make check"))
+	b := other.decide(shell("other-s", "make check"))
 	if ev := next(t, mine, time.Second); ev.Decision.DecisionID != a["decision_id"] {
 		t.Fatalf("the runtime's stream: %s", ev.Data)
 	}
@@ -274,14 +274,14 @@ func TestEventsASlowSubscriberIsDropped(t *testing.T) {
 	// Five asks: the slow subscriber's buffer takes four, and it stalls
 	// on the fifth — the only subscriber, so the first stall is its own.
 	for i := range 5 {
-		s.decide(shell("busy", "git log -n "+strconv.Itoa(i)))
+		s.decide(shell("busy", "make docs -n "+strconv.Itoa(i)))
 	}
 	slowStall := <-stalls
 	// Decisions go on while it stalls, and a reader gets each of them.
 	reader := s.events("")
 	const asks = 40
 	for i := range asks {
-		s.decide(shell("busy", "git diff -U"+strconv.Itoa(i)))
+		s.decide(shell("busy", "make lint -U"+strconv.Itoa(i)))
 	}
 	for i := range asks {
 		if ev := next(t, reader, 10*time.Second); ev.Kind != client.EventAsk {

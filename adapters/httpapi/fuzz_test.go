@@ -18,7 +18,7 @@ import (
 // decision — never a 5xx, never a panic.
 func FuzzDecideBody(f *testing.F) {
 	for _, seed := range []string{
-		`{"session_id":"s","tool":"shell","args":{"command":"git status"},"cwd":"/w"}`,
+		`{"session_id":"s","tool":"shell","args":{"command":"make check"},"cwd":"/w"}`,
 		`{"session_id":"s","tool":"read_file","args":{"path":"../etc/passwd"},"cwd":"/w"}`,
 		`{"session_id":"s","capability":"mcp.github.create_issue"}`,
 		`{"session_id":"s","tool":"Bash","capability":"fs.read"}`,

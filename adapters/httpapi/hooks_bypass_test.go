@@ -144,7 +144,7 @@ func TestHookPermissionModeNeverLoosensTheShippedPolicy(t *testing.T) {
 	for _, agent := range []string{"claude-code", "codex"} {
 		for _, mode := range []string{"bypassPermissions", "acceptEdits", "dontAsk", "yolo", "full-auto", "never"} {
 			t.Run(agent+"/"+mode, func(t *testing.T) {
-				event := hookEvent(t, agent, "mode-"+mode, "Bash", map[string]any{"command": "git status"})
+				event := hookEvent(t, agent, "mode-"+mode, "Bash", map[string]any{"command": "make check"})
 				event = strings.Replace(event, `"permission_mode":"default"`, fmt.Sprintf(`"permission_mode":%q`, mode), 1)
 				status, body := postHook(t, srv.URL, agent, "", event)
 				if got, why := seenInBody(t, agent, status, body); got == "allow" {

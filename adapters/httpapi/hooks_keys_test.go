@@ -35,25 +35,25 @@ func TestHookEventsWithKeysThatFoldTogetherAreDenied(t *testing.T) {
 		}
 		shell := shellTool[agent]
 		// What the PDP judges alone: allowed at FULL.
-		if status, body := postHook(t, srv.URL, agent, "", hookEvent(t, agent, session, shell, map[string]any{"command": "git status"})); status != http.StatusOK {
+		if status, body := postHook(t, srv.URL, agent, "", hookEvent(t, agent, session, shell, map[string]any{"command": "make check"})); status != http.StatusOK {
 			t.Fatalf("%s: %d %s", agent, status, body)
 		} else if got, why := seenInBody(t, agent, status, body); got != "allow" {
-			t.Fatalf("%s: git status at FULL is %s (%s), want allow", agent, got, why)
+			t.Fatalf("%s: make check at FULL is %s (%s), want allow", agent, got, why)
 		}
 		otherEvent := map[string]string{"claude-code": "PostToolUse", "codex": "PostToolUse", "gemini-cli": "AfterTool", "cursor": "beforeReadFile"}[agent]
 		cases := map[string]string{
-			// The agent runs tool_input's rm; the PDP would judge git status.
-			"Tool_Input beside tool_input": withMembers(hookEvent(t, agent, session, shell, harmful), `"Tool_Input":{"command":"git status"}`),
-			"tool_input twice":             withMembers(hookEvent(t, agent, session, shell, harmful), `"tool_input":{"command":"git status"}`),
+			// The agent runs tool_input's rm; the PDP would judge make check.
+			"Tool_Input beside tool_input": withMembers(hookEvent(t, agent, session, shell, harmful), `"Tool_Input":{"command":"make check"}`),
+			"tool_input twice":             withMembers(hookEvent(t, agent, session, shell, harmful), `"tool_input":{"command":"make check"}`),
 			// The agent runs Bash; the PDP would judge a plan update.
 			"Tool_Name beside tool_name": withMembers(hookEvent(t, agent, session, shell, harmful), `"Tool_Name":"TodoWrite"`),
 			// The agent waits for a decision; the PDP would take the event
 			// for another one.
 			"Hook_Event_Name beside hook_event_name": withMembers(hookEvent(t, agent, session, shell, harmful), `"Hook_Event_Name":"`+otherEvent+`"`),
 			// Inside the tool input, at any depth.
-			"keys in another case in tool_input": hookEvent(t, agent, session, shell, map[string]any{"command": "git status", "Command": "rm -rf /home/dev"}),
-			"keys in another case deeper inside": hookEvent(t, agent, session, shell, map[string]any{"command": "git status", "env": map[string]any{"GIT_DIR": "/home/dev/proj/.git", "git_dir": "/etc"}}),
-			"a key twice in tool_input":          strings.Replace(hookEvent(t, agent, session, shell, map[string]any{"command": "git status"}), `{"command":"git status"}`, `{"command":"git status","command":"rm -rf /home/dev"}`, 1),
+			"keys in another case in tool_input": hookEvent(t, agent, session, shell, map[string]any{"command": "make check", "Command": "rm -rf /home/dev"}),
+			"keys in another case deeper inside": hookEvent(t, agent, session, shell, map[string]any{"command": "make check", "env": map[string]any{"GIT_DIR": "/home/dev/proj/.git", "git_dir": "/etc"}}),
+			"a key twice in tool_input":          strings.Replace(hookEvent(t, agent, session, shell, map[string]any{"command": "make check"}), `{"command":"make check"}`, `{"command":"make check","command":"rm -rf /home/dev"}`, 1),
 			"a member only in another case":      strings.Replace(hookEvent(t, agent, session, shell, harmful), `"tool_input"`, `"Tool_Input"`, 1),
 			// "hoo\u212a_event_name" has the Kelvin sign, which folds to k.
 			"a member in a Unicode fold": withMembers(hookEvent(t, agent, session, shell, harmful), `"hoo\u212a_event_name":"`+otherEvent+`"`),
@@ -87,7 +87,7 @@ func TestHookEventsWithKeysThatFoldTogetherAreDenied(t *testing.T) {
 
 	// A PermissionRequest is refused in PermissionRequest's shape.
 	for _, agent := range []string{"claude-code", "codex"} {
-		event := strings.Replace(withMembers(hookEvent(t, agent, "keys-perm", "Bash", harmful), `"Tool_Input":{"command":"git status"}`), `"PreToolUse"`, `"PermissionRequest"`, 1)
+		event := strings.Replace(withMembers(hookEvent(t, agent, "keys-perm", "Bash", harmful), `"Tool_Input":{"command":"make check"}`), `"PreToolUse"`, `"PermissionRequest"`, 1)
 		status, body := postHook(t, srv.URL, agent, "", event)
 		var out struct {
 			HookSpecificOutput struct {

@@ -47,7 +47,7 @@ func TestAcceptSuggestionForTheProject(t *testing.T) {
 	}
 	for _, s := range []string{"s1", "s2", "s3"} {
 		create(agent, s, "/w")
-		for _, cmd := range []string{"git status", "git status --short"} {
+		for _, cmd := range []string{"make check", "make check --short"} {
 			if _, err := alice.Answer(ctx, decide(agent, s, cmd).DecisionID, api.AllowOnce, "console"); err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +64,7 @@ func TestAcceptSuggestionForTheProject(t *testing.T) {
 		t.Helper()
 		return postJSON(t, srv.URL+"/v1/suggestions/accept", token, body)
 	}
-	if code, out := accept("agent-secret", map[string]any{"pattern": "git status", "session_id": "s1"}); code != http.StatusForbidden {
+	if code, out := accept("agent-secret", map[string]any{"pattern": "make check", "session_id": "s1"}); code != http.StatusForbidden {
 		t.Fatalf("a dispatcher's accept: %d %v", code, out)
 	}
 	events, err := client.New(srv.URL, client.WithToken("alice-secret")).Events(ctx, "")
@@ -75,35 +75,35 @@ func TestAcceptSuggestionForTheProject(t *testing.T) {
 	if code, out := accept("alice-secret", map[string]any{"pattern": "go test ./... -run X", "session_id": "s1", "min_answers": 3}); code != http.StatusUnprocessableEntity {
 		t.Fatalf("accepting a rule longer than its fingerprint: %d %v", code, out)
 	}
-	if code, out := accept("alice-secret", map[string]any{"pattern": "git diff", "session_id": "s1"}); code != http.StatusNotFound {
+	if code, out := accept("alice-secret", map[string]any{"pattern": "make lint", "session_id": "s1"}); code != http.StatusNotFound {
 		t.Fatalf("accepting what is not suggested: %d %v", code, out)
 	}
-	code, out := accept("alice-secret", map[string]any{"pattern": "git status", "session_id": "s1"})
+	code, out := accept("alice-secret", map[string]any{"pattern": "make check", "session_id": "s1"})
 	if code != http.StatusOK {
 		t.Fatalf("accept: %d %v", code, out)
 	}
 	answer, _ := out["answer"].(map[string]any)
 	id, _ := out["decision_id"].(string)
-	if answer["answer"] != api.AllowProject || answer["channel"] != "suggestion" || answer["grant_id"] == nil || out["fingerprint"] != "git status" {
+	if answer["answer"] != api.AllowProject || answer["channel"] != "suggestion" || answer["grant_id"] == nil || out["fingerprint"] != "make check" {
 		t.Fatalf("the accept is not a project grant: %v", out)
 	}
 
 	for _, s := range []string{"s1", "s2", "s3", "s4"} {
-		for _, cmd := range []string{"git status", "git status -sb"} {
+		for _, cmd := range []string{"make check", "make check -sb"} {
 			if d := decide(agent, s, cmd); d.Decision != api.Allow || d.Source != "project-grant" {
 				t.Errorf("%s in %s after the accept: %s %s", cmd, s, d.Decision, d.Source)
 			}
 		}
-		for _, cmd := range []string{"git diff", "git status; rm -rf x", "go test ./... -run X"} {
+		for _, cmd := range []string{"make lint", "make check; rm -rf x", "go test ./... -run X"} {
 			if d := decide(agent, s, cmd); d.Decision == api.Allow {
 				t.Errorf("%s in %s changed: %s %s", cmd, s, d.Decision, d.Source)
 			}
 		}
 	}
-	if d := decide(agent, "elsewhere", "git status"); d.Decision != api.Ask {
+	if d := decide(agent, "elsewhere", "make check"); d.Decision != api.Ask {
 		t.Errorf("another workspace: %s %s", d.Decision, d.Source)
 	}
-	if d := decide(other, "theirs", "git status"); d.Decision != api.Ask {
+	if d := decide(other, "theirs", "make check"); d.Decision != api.Ask {
 		t.Errorf("another owner's project: %s %s", d.Decision, d.Source)
 	}
 

@@ -37,8 +37,8 @@ func (s *service) page(method, path string) (int, string) {
 func TestAnswerLinks(t *testing.T) {
 	s := securedService(t, token("runtime", "d-secret", httpapi.Dispatcher), token("audit", "a-secret", httpapi.Auditor))
 	runtime := s.as("d-secret")
-	id := runtime.decide(shell("tk", "git log <script>alert(1)</script>"))["decision_id"].(string)
-	other := runtime.decide(shell("tk", "git log -n 9"))["decision_id"].(string)
+	id := runtime.decide(shell("tk", "make docs <script>alert(1)</script>"))["decision_id"].(string)
+	other := runtime.decide(shell("tk", "make docs -n 9"))["decision_id"].(string)
 	tickets, err := s.store.IssueTickets(t.Context(), id, "ops", []string{api.AllowOnce, api.DenyAnswer}, time.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestAnswerLinks(t *testing.T) {
 	if code, out := s.call("POST", link(other, late[api.DenyAnswer]), nil); code != http.StatusConflict || out["error"].(map[string]any)["code"] != "expired" {
 		t.Fatalf("a ticket of an expired ask: %d %v", code, out)
 	}
-	third := runtime.decide(shell("tk", "git log -n 3"))["decision_id"].(string)
+	third := runtime.decide(shell("tk", "make docs -n 3"))["decision_id"].(string)
 	past, err := s.store.IssueTickets(t.Context(), third, "ops", []string{api.DenyAnswer}, time.Now().Add(-time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +192,7 @@ func TestAnswerLinkPageShowsTheWholeCallVisibly(t *testing.T) {
 	// override is drawn.
 	overrides := []rune{0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0x200e, 0x200f, 0x061c}
 	for _, r := range overrides {
-		call := preOf(t, pageOf(shell("tv", "echo done #"+string(r)+"fr- mr")))
+		call := preOf(t, pageOf(shell("tv", "say done #"+string(r)+"fr- mr")))
 		want := fmt.Sprintf(`echo done #\u%04xfr- mr`, r)
 		if strings.ContainsRune(call, r) || !strings.Contains(call, want) {
 			t.Fatalf("U+%04X: the page shows %q, want %q in it", r, call, want)

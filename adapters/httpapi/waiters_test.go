@@ -25,8 +25,8 @@ func TestStoppingAnswersParkedWaits(t *testing.T) {
 		c.Stopping, c.MaxWait, c.Logger = stopping, time.Hour, logger
 	})
 	stream := s.events("")
-	pending := s.decide(shell("stop", "git log"))["decision_id"].(string)
-	answered := s.decide(shell("stop", "git diff"))["decision_id"].(string)
+	pending := s.decide(shell("stop", "make docs"))["decision_id"].(string)
+	answered := s.decide(shell("stop", "make lint"))["decision_id"].(string)
 	s.mustStatus(200, "POST", "/v1/decisions/"+answered+"/answer", map[string]any{"answer": "deny"})
 
 	// The stream holds both asks and the answer.

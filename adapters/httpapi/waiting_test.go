@@ -21,9 +21,9 @@ func TestWhoWaits(t *testing.T) {
 		c.MaxWait, c.Logger, c.RefusalsPerSecond = time.Hour, logger, 1000
 	})
 	runtime, person := s.as("d-secret"), s.as("u-secret")
-	first := runtime.decide(shell("w", "git log -n 1"))["decision_id"].(string)
-	second := runtime.decide(shell("w", "git log -n 2"))["decision_id"].(string)
-	answered := runtime.decide(shell("w", "git log -n 3"))["decision_id"].(string)
+	first := runtime.decide(shell("w", "make docs -n 1"))["decision_id"].(string)
+	second := runtime.decide(shell("w", "make docs -n 2"))["decision_id"].(string)
+	answered := runtime.decide(shell("w", "make docs -n 3"))["decision_id"].(string)
 	allowed := runtime.decide(map[string]any{"session_id": "w", "tool": "read_file", "args": map[string]any{"path": "a.txt"}, "cwd": "/home/u/proj"})
 	person.mustStatus(200, "POST", "/v1/decisions/"+answered+"/answer", map[string]any{"answer": "deny"})
 

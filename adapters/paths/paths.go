@@ -226,7 +226,13 @@ func (w *walker) words(words []pdp.PathWord, root string, rootOK bool, bases []s
 					found = append(found, c)
 					continue
 				}
-				resolved, ok, err := w.resolve(t.base, base)
+				name := t.base
+				if strings.HasPrefix(name, "~") {
+					// A shell word judged here is literal: the shell
+					// expands no tilde in it ("~Q" quoted is the name ~Q).
+					name = "./" + name
+				}
+				resolved, ok, err := w.resolve(name, base)
 				if err != nil {
 					if cerr := w.ctx.Err(); cerr != nil {
 						return nil, err

@@ -37,7 +37,7 @@ func steadyLoad(url string, stop <-chan struct{}, ok, failed *atomic.Int64) {
 					return
 				case <-tick.C:
 				}
-				body := fmt.Sprintf(`{"session_id":"load-%d","tool":"shell","args":{"command":"git status %d"},"cwd":"/w"}`, w, i)
+				body := fmt.Sprintf(`{"session_id":"load-%d","tool":"shell","args":{"command":"make check %d"},"cwd":"/w"}`, w, i)
 				resp, err := client.Post(url+"/v1/decide", "application/json", strings.NewReader(body))
 				if err != nil {
 					failed.Add(1)
@@ -167,7 +167,7 @@ func TestAuditCommands(t *testing.T) {
 	cmd := serveProcess(db, cfg)
 	url := startCmd(t, cmd)
 	for i := range 30 {
-		body := fmt.Sprintf(`{"session_id":"cli-%d","tool":"shell","args":{"command":"git status %d"},"cwd":"/w"}`, i%3, i)
+		body := fmt.Sprintf(`{"session_id":"cli-%d","tool":"shell","args":{"command":"make check %d"},"cwd":"/w"}`, i%3, i)
 		resp, err := http.Post(url+"/v1/decide", "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)

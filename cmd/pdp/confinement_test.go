@@ -162,17 +162,17 @@ func TestStdinWriteCarryingACommand(t *testing.T) {
 // "&>" and "$'…'" differently from bash; a grant or allow rule never
 // covers such a command, and a deny rule meets sh's commands too.
 func TestBashAndShReadings(t *testing.T) {
-	grant := map[string]any{"workspace": "/w", "grants": []any{map[string]any{"capability": "shell.exec", "fingerprint": "git status"}}}
+	grant := map[string]any{"workspace": "/w", "grants": []any{map[string]any{"capability": "shell.exec", "fingerprint": "make check"}}}
 	full := map[string]any{"workspace": "/w", "permission_level": "FULL", "mode": "allow-all", "command_rules": map[string]any{"git push --force": "deny"}}
 	cases := []struct {
 		name, command string
 		session       map[string]any
 		want          string
 	}{
-		{"&> is a background & in sh", "git status &>/dev/null rm -rf /w", grant, "ask"},
-		{"$'…' is no quote in sh", `git status $'\';id;#'`, grant, "ask"},
+		{"&> is a background & in sh", "make check &>/dev/null rm -rf /w", grant, "ask"},
+		{"$'…' is no quote in sh", `make check $'\';id;#'`, grant, "ask"},
 		{"a deny meets sh's command", "echo x &>/dev/null git push --force", full, "deny"},
-		{"a plain redirection still rides on the grant", "git status 2>/dev/null", grant, "allow"},
+		{"a plain redirection still rides on the grant", "make check 2>/dev/null", grant, "allow"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,7 +35,7 @@ func TestDecideCommand(t *testing.T) {
 	}{
 		{"read-write write", `{"session_id":"s","tool":"write_file","args":{"path":"/w/a"},"session":{"permission_level":"READ_WRITE","workspace":"/w"}}`, "allow", "level"},
 		{"read-only write", `{"session_id":"s","tool":"write_file","args":{"path":"/w/a"},"session":{"permission_level":"READ_ONLY","workspace":"/w"}}`, "ask", "level"},
-		{"grant", `{"session_id":"s","tool":"shell","args":{"command":"git status"},"session":{"grants":[{"capability":"shell.exec","fingerprint":"git status"}]}}`, "allow", "session-grant"},
+		{"grant", `{"session_id":"s","tool":"shell","args":{"command":"make check"},"session":{"grants":[{"capability":"shell.exec","fingerprint":"make check"}]}}`, "allow", "session-grant"},
 		{"sub-agent scope", `{"session_id":"s","tool":"shell","args":{"command":"ls"},"session":{"scope":["fs.*"],"parent":{"permission_level":"FULL"}}}`, "deny", "default"},
 		{"session rules", `{"session_id":"s","tool":"mcp__github__create_issue","session":{"rules":{"mcp.github.*":"ask"}}}`, "ask", "config"},
 	}
@@ -61,7 +61,7 @@ func TestDecideCommand(t *testing.T) {
 }
 
 func TestDecideExplainAndPrintInput(t *testing.T) {
-	body := `{"session_id":"s","tool":"shell","args":{"command":"git status"},"cwd":"/w"}`
+	body := `{"session_id":"s","tool":"shell","args":{"command":"make check"},"cwd":"/w"}`
 	doc, out, err := runPDP(t, body, "decide", "--explain")
 	if err != nil {
 		t.Fatal(err)

@@ -150,7 +150,7 @@ func (f *fanOut) run(b *testing.B, distinct bool) {
 	for range b.N {
 		command := "make check"
 		if distinct {
-			command = "git log -n " + strconv.Itoa(f.asks)
+			command = "make docs -j " + strconv.Itoa(f.asks)
 		}
 		f.asks++
 		body := `{"session_id":"fan","tool":"shell","args":{"command":"` + command + `"},"cwd":"/w"}`
@@ -197,7 +197,7 @@ func (f *fanOut) runConcurrent(b *testing.B, clients int) {
 				if i >= b.N {
 					return
 				}
-				body := `{"session_id":"fan","tool":"shell","args":{"command":"git log -n ` + strconv.Itoa(first+i) + `"},"cwd":"/w"}`
+				body := `{"session_id":"fan","tool":"shell","args":{"command":"make docs -j ` + strconv.Itoa(first+i) + `"},"cwd":"/w"}`
 				resp, err := f.client.Post(f.url+"/v1/decide", "application/json", strings.NewReader(body))
 				if err != nil {
 					errs <- err

@@ -228,7 +228,7 @@ func TestWriteByAnotherConnectionReachesTheCache(t *testing.T) {
 	}
 	db := filepath.Join(t.TempDir(), "pdp.db")
 	_, url := startServer(t, db)
-	shell := `{"command":"git status"}`
+	shell := `{"command":"make check"}`
 	ask := decide(t, url, "g", "shell", shell, "/w")
 	if ask.Decision != api.Ask {
 		t.Fatalf("before the grant: %s", ask.Decision)

@@ -15,14 +15,17 @@ import (
 	"github.com/toolperm/pdp/client"
 )
 
-// agentEvent is an event of an agent's golden files.
+// agentEvent is an event of an agent's golden files. Their shell events
+// run "git status" and "cat README.md", which the policy judges reads by
+// their effects; these tests need shell calls that ask, so the commands
+// are "make check" and "make docs".
 func agentEvent(t *testing.T, agent, name string) string {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", "..", "adapters", agent, "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(raw)
+	return strings.NewReplacer("git status", "make check", "cat README.md", "make docs").Replace(string(raw))
 }
 
 // hookRun is what a command hook did: what the agent reads.
@@ -161,7 +164,7 @@ func TestCodexPermissionRequestIsAnsweredFromTheDecision(t *testing.T) {
 	if r.exit != 0 || json.Unmarshal([]byte(r.stdout), &out) != nil {
 		t.Fatalf("%+v", r)
 	}
-	// git status asks at READ_ONLY: Codex cannot ask, so it is denied.
+	// make check asks at READ_ONLY: Codex cannot ask, so it is denied.
 	if h := out.HookSpecificOutput; h.HookEventName != "PermissionRequest" || h.Decision.Behavior != "deny" || !strings.Contains(h.Decision.Message, "pdp answer") {
 		t.Fatalf("%+v", out)
 	}

@@ -25,7 +25,7 @@ func TestClaudeCodeHookDeniesAnExpiredAsk(t *testing.T) {
 			}
 		}
 	}()
-	got := runHook(t, payload(t, "bash_git_status.json"), "--url", srv.URL, "--wait", "10s", "--timeout", "15s").HookSpecificOutput
+	got := runHook(t, payload(t, "bash_make_check.json"), "--url", srv.URL, "--wait", "10s", "--timeout", "15s").HookSpecificOutput
 	if got.PermissionDecision != "deny" || !strings.Contains(got.PermissionDecisionReason, "expired") {
 		t.Fatalf("%+v", got)
 	}

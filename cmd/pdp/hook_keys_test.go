@@ -56,10 +56,10 @@ func TestCommandHooksDenyEventsWithKeysThatFoldTogether(t *testing.T) {
 			if _, err := person.Sessions().Create(context.Background(), client.Session{ID: prefix[agent] + "keys", Workspace: "/home/dev/proj", PermissionLevel: "FULL"}); err != nil {
 				t.Fatal(err)
 			}
-			if got, why := seen(agent, runAgentHook(t, agent, event("keys", `{"command":"git status"}`), url...)); got != "allow" {
-				t.Fatalf("git status at FULL: %s (%s), want allow", got, why)
+			if got, why := seen(agent, runAgentHook(t, agent, event("keys", `{"command":"make check"}`), url...)); got != "allow" {
+				t.Fatalf("make check at FULL: %s (%s), want allow", got, why)
 			}
-			ambiguous := strings.TrimSuffix(event("keys", `{"command":"rm -rf /home/dev"}`), "}") + `,"Tool_Input":{"command":"git status"}}`
+			ambiguous := strings.TrimSuffix(event("keys", `{"command":"rm -rf /home/dev"}`), "}") + `,"Tool_Input":{"command":"make check"}}`
 			for _, args := range [][]string{url, {"--local", "--workspace", "/home/dev/proj"}} {
 				got, why := seen(agent, runAgentHook(t, agent, ambiguous, args...))
 				if got != "deny" || !strings.Contains(why, "ambiguous") {

@@ -87,7 +87,7 @@ func TestClaudeCodeHookRecordsTheOutcomeOfItsPrompt(t *testing.T) {
 	srv := securedTestServer(t)
 	ctx := context.Background()
 	person := client.New(srv.URL, client.WithToken("u-secret"))
-	pre := payload(t, "bash_git_status.json")
+	pre := payload(t, "bash_make_check.json")
 	out, _ := runHookProcess(t, pre, "d-secret", "--url", srv.URL)
 	if d := hookDecision(t, out); d != "ask" {
 		t.Fatalf("PreToolUse: %s", d)
@@ -97,7 +97,7 @@ func TestClaudeCodeHookRecordsTheOutcomeOfItsPrompt(t *testing.T) {
 		t.Fatalf("%+v %v", page, err)
 	}
 	ask := page.Decisions[0]
-	if ask.ToolUseID != "toolu_01BcDeFgHiJkLmNoPqRsTuVw" || ask.Answer != nil {
+	if ask.ToolUseID != "toolu_01MkChkAbCdEfGhIjKlMnOpQ" || ask.Answer != nil {
 		t.Fatalf("the ask: %+v", ask.Event)
 	}
 
@@ -120,7 +120,7 @@ func TestClaudeCodeHookRecordsTheOutcomeOfItsPrompt(t *testing.T) {
 	if grants, err := person.Grants().List(ctx, got.SessionID); err != nil || len(grants) != 0 {
 		t.Fatalf("grants after the record: %v %v", grants, err)
 	}
-	if out, _ := runHookProcess(t, withToolUse(t, "bash_git_status.json", "toolu_again"), "d-secret", "--url", srv.URL); hookDecision(t, out) != "ask" {
+	if out, _ := runHookProcess(t, withToolUse(t, "bash_make_check.json", "toolu_again"), "d-secret", "--url", srv.URL); hookDecision(t, out) != "ask" {
 		t.Fatalf("the same call after the record: %s", out)
 	}
 
@@ -152,7 +152,7 @@ func TestClaudeCodeOutcomeIsOnlyARecord(t *testing.T) {
 	other := client.New(srv.URL, client.WithToken("o-secret"))
 	person := client.New(srv.URL, client.WithToken("u-secret"))
 	ask := func(c *client.Client, session, toolUse string) client.Decision {
-		d, err := c.Decide(ctx, client.DecideRequest{SessionID: session, Tool: "Bash", Args: map[string]any{"command": "git status"}, Cwd: "/w", ToolUseID: toolUse}, false)
+		d, err := c.Decide(ctx, client.DecideRequest{SessionID: session, Tool: "Bash", Args: map[string]any{"command": "make check"}, Cwd: "/w", ToolUseID: toolUse}, false)
 		if err != nil || d.Decision != client.Ask {
 			t.Fatalf("%+v %v", d, err)
 		}
@@ -259,7 +259,7 @@ func TestREADMEClaudeCodeSettings(t *testing.T) {
 			t.Fatalf("the settings do not register %s", event)
 		}
 	}
-	pre := payload(t, "bash_git_status.json")
+	pre := payload(t, "bash_make_check.json")
 	if out, _ := runHookProcess(t, pre, "d-secret", command["PreToolUse"]...); hookDecision(t, out) != "ask" {
 		t.Fatalf("PreToolUse: %s", out)
 	}
@@ -331,7 +331,7 @@ func TestClaudeCodeHookWaitNeverTakesAnOutcomeForAnAnswer(t *testing.T) {
 	person := client.New(srv.URL, client.WithToken("u-secret"))
 
 	t.Run("a person answers after the outcome", func(t *testing.T) {
-		done := startHookProcess(t, withToolUse(t, "bash_git_status.json", "toolu_parked"), "d-secret", "--url", srv.URL, "--wait", "20s", "--timeout", "25s")
+		done := startHookProcess(t, withToolUse(t, "bash_make_check.json", "toolu_parked"), "d-secret", "--url", srv.URL, "--wait", "20s", "--timeout", "25s")
 		ask := pendingAsk(t, person, "toolu_parked")
 		rec, err := runtime.RecordOutcome(ctx, "toolu_parked", client.AllowOnce, "claude-code")
 		if err != nil || rec.Answer != nil || rec.Outcome == nil {
@@ -360,7 +360,7 @@ func TestClaudeCodeHookWaitNeverTakesAnOutcomeForAnAnswer(t *testing.T) {
 	})
 
 	t.Run("no one answers", func(t *testing.T) {
-		done := startHookProcess(t, withToolUse(t, "bash_git_status.json", "toolu_alone"), "d-secret", "--url", srv.URL, "--wait", "2s", "--timeout", "10s")
+		done := startHookProcess(t, withToolUse(t, "bash_make_check.json", "toolu_alone"), "d-secret", "--url", srv.URL, "--wait", "2s", "--timeout", "10s")
 		pendingAsk(t, person, "toolu_alone")
 		if _, err := runtime.RecordOutcome(ctx, "toolu_alone", client.AllowOnce, "claude-code"); err != nil {
 			t.Fatal(err)
@@ -382,7 +382,7 @@ func TestAnOutcomeNeverTakesAPersonsChannel(t *testing.T) {
 	srv := securedTestServer(t)
 	ctx := context.Background()
 	runtime := client.New(srv.URL, client.WithToken("d-secret"))
-	d, err := runtime.Decide(ctx, client.DecideRequest{SessionID: "cc:ch", Tool: "Bash", Args: map[string]any{"command": "git status"}, Cwd: "/w", ToolUseID: "toolu_ch"}, false)
+	d, err := runtime.Decide(ctx, client.DecideRequest{SessionID: "cc:ch", Tool: "Bash", Args: map[string]any{"command": "make check"}, Cwd: "/w", ToolUseID: "toolu_ch"}, false)
 	if err != nil || d.Decision != client.Ask {
 		t.Fatalf("%+v %v", d, err)
 	}
@@ -418,13 +418,13 @@ func TestClaudeCodeHookWaitAllowsOnlyAPersonsAllow(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.Method == "POST" {
 					_, _ = w.Write([]byte(`{"decision_id":"d1","decision":"ask","need_approval":true,"source":"level","rule":"shell.exec","reason":"asks",` +
-						`"capability":"shell.exec","fingerprint":"git status","grantable":true,"danger":null,"revision":"r1"}`))
+						`"capability":"shell.exec","fingerprint":"make check","grantable":true,"danger":null,"revision":"r1"}`))
 					return
 				}
 				_, _ = w.Write([]byte(`{"decision_id":"d1","decision":"ask",` + tc.record + `}`))
 			}))
 			defer srv.Close()
-			got := runHook(t, payload(t, "bash_git_status.json"), "--url", srv.URL, "--wait", "1s").HookSpecificOutput
+			got := runHook(t, payload(t, "bash_make_check.json"), "--url", srv.URL, "--wait", "1s").HookSpecificOutput
 			if got.PermissionDecision != tc.want {
 				t.Fatalf("%s, want %s (%s)", got.PermissionDecision, tc.want, got.PermissionDecisionReason)
 			}

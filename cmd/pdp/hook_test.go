@@ -67,7 +67,8 @@ func pdpTestServer(t *testing.T) (*httptest.Server, *sqlite.Store) {
 
 var hookCases = map[string]string{
 	"bash_compound.json":      "ask",
-	"bash_git_status.json":    "ask",
+	"bash_git_status.json":    "allow", // a read, judged by its effects
+	"bash_make_check.json":    "ask",
 	"read_inside.json":        "allow",
 	"read_outside.json":       "deny",
 	"write.json":              "ask",
@@ -173,7 +174,7 @@ func TestClaudeCodeHookWaitsForAPerson(t *testing.T) {
 			}
 		}
 	}()
-	got := runHook(t, payload(t, "bash_git_status.json"), "--url", srv.URL, "--wait", "10s", "--timeout", "15s").HookSpecificOutput
+	got := runHook(t, payload(t, "bash_make_check.json"), "--url", srv.URL, "--wait", "10s", "--timeout", "15s").HookSpecificOutput
 	if got.PermissionDecision != "allow" || !strings.Contains(got.PermissionDecisionReason, "allowed by a person") {
 		t.Fatalf("%+v", got)
 	}
@@ -183,13 +184,13 @@ func TestClaudeCodeHookAnswersOnlyKnownApprovals(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == "POST" {
 			_, _ = w.Write([]byte(`{"decision_id":"d1","decision":"ask","need_approval":true,"source":"level","rule":"shell.exec","reason":"asks",` +
-				`"capability":"shell.exec","fingerprint":"git status","grantable":true,"danger":null,"revision":"r1"}`))
+				`"capability":"shell.exec","fingerprint":"make check","grantable":true,"danger":null,"revision":"r1"}`))
 			return
 		}
 		_, _ = w.Write([]byte(`{"decision_id":"d1","decision":"ask","answer":{"answer":"sure, why not","channel":"x"}}`))
 	}))
 	defer srv.Close()
-	got := runHook(t, payload(t, "bash_git_status.json"), "--url", srv.URL, "--wait", "1s").HookSpecificOutput
+	got := runHook(t, payload(t, "bash_make_check.json"), "--url", srv.URL, "--wait", "1s").HookSpecificOutput
 	if got.PermissionDecision != "deny" {
 		t.Fatalf("an unknown answer became %s", got.PermissionDecision)
 	}

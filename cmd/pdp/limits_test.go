@@ -137,7 +137,7 @@ func TestLongPollsOutliveTheReadTimeout(t *testing.T) {
 	})
 	base := "http://" + addr
 	resp, err := http.Post(base+"/v1/decide", "application/json",
-		strings.NewReader(`{"session_id":"lp","tool":"shell","args":{"command":"git status"},"cwd":"/w"}`))
+		strings.NewReader(`{"session_id":"lp","tool":"shell","args":{"command":"make check"},"cwd":"/w"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,9 +62,9 @@ func recordTrail(t *testing.T) (string, []api.Event, string) {
 	call("POST", "/v1/sessions", map[string]any{"id": "child", "parent_session_id": "ro", "scope": []string{"fs.*"}})
 	decide("ro", "read_file", map[string]any{"path": "a.go"})
 	decide("ro", "write_file", map[string]any{"path": "b.go", "content": "x"})
-	ask := decide("ro", "shell", map[string]any{"command": "git status"})
+	ask := decide("ro", "shell", map[string]any{"command": "make check"})
 	call("POST", "/v1/decisions/"+ask["decision_id"].(string)+"/answer", map[string]any{"answer": "allow_session", "channel": "test"})
-	if d := decide("ro", "shell", map[string]any{"command": "git status --short"}); d["source"] != "session-grant" {
+	if d := decide("ro", "shell", map[string]any{"command": "make check --short"}); d["source"] != "session-grant" {
 		t.Fatalf("the grant did not apply: %v", d)
 	}
 	decide("ro", "read_file", map[string]any{"path": "/etc/passwd"})

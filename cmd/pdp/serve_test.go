@@ -88,7 +88,7 @@ func hammer(url string, stop <-chan struct{}, count *atomic.Int64) []string {
 					return
 				default:
 				}
-				body := fmt.Sprintf(`{"session_id":"crash-%d","tool":"shell","args":{"command":"git status %d"},"cwd":"/w"}`, w%4, i)
+				body := fmt.Sprintf(`{"session_id":"crash-%d","tool":"shell","args":{"command":"make check %d"},"cwd":"/w"}`, w%4, i)
 				resp, err := client.Post(url+"/v1/decide", "application/json", bytes.NewBufferString(body))
 				if err != nil {
 					continue

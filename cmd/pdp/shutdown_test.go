@@ -43,7 +43,7 @@ func TestSIGTERMAnswersParkedWaits(t *testing.T) {
 
 	var asks []string
 	for i := range 3 {
-		body := fmt.Sprintf(`{"session_id":"park","tool":"shell","args":{"command":"git log -n %d"},"cwd":"/w"}`, i)
+		body := fmt.Sprintf(`{"session_id":"park","tool":"shell","args":{"command":"make docs -j %d"},"cwd":"/w"}`, i)
 		resp, err := http.Post(url+"/v1/decide", "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)

@@ -45,10 +45,10 @@ func TestTerminalAsksAnswerLevel(t *testing.T) {
 	if out, err := runTerminal(t, append([]string{"asks"}, url...)...); err != nil || strings.TrimSpace(out) != "no pending asks" {
 		t.Fatalf("no asks: %q %v", out, err)
 	}
-	status := askIn(t, c, "t1", "shell", map[string]any{"command": "git status"})
+	status := askIn(t, c, "t1", "shell", map[string]any{"command": "make check"})
 	write := askIn(t, c, "t2", "write_file", map[string]any{"path": "src/a.go", "content": "package a"})
-	escape := askIn(t, c, "t1", "shell", map[string]any{"command": "echo \x1b[2J\u202egone"})
-	answered := askIn(t, c, "t1", "shell", map[string]any{"command": "git log"})
+	escape := askIn(t, c, "t1", "shell", map[string]any{"command": "say \x1b[2J\u202egone"})
+	answered := askIn(t, c, "t1", "shell", map[string]any{"command": "make docs"})
 	if _, err := c.Answer(context.Background(), answered.DecisionID, client.DenyAnswer, "desktop"); err != nil {
 		t.Fatal(err)
 	}
@@ -65,9 +65,9 @@ func TestTerminalAsksAnswerLevel(t *testing.T) {
 		d    client.Decision
 		bits []string
 	}{
-		{status, []string{"t1", "shell.exec", "git status"}},
+		{status, []string{"t1", "shell.exec", "make check"}},
 		{write, []string{"t2", "fs.write", "src/a.go"}},
-		{escape, []string{`echo \x1b[2J\u202egone`}},
+		{escape, []string{`say \x1b[2J\u202egone`}},
 	} {
 		if !strings.HasPrefix(lines[i+1], want.d.DecisionID) {
 			t.Fatalf("line %d is not %s (oldest first):\n%s", i+1, want.d.DecisionID, out)
@@ -84,7 +84,7 @@ func TestTerminalAsksAnswerLevel(t *testing.T) {
 
 	// Answers: a grant for a fingerprint, the server's refusals passed on.
 	out, err = runTerminal(t, append([]string{"answer", status.DecisionID, "allow_session"}, url...)...)
-	if err != nil || !strings.Contains(out, "allow_session") || !strings.Contains(out, `grant 1 for "git status"`) {
+	if err != nil || !strings.Contains(out, "allow_session") || !strings.Contains(out, `grant 1 for "make check"`) {
 		t.Fatalf("answer: %q %v", out, err)
 	}
 	for name, tc := range map[string]struct {
@@ -142,7 +142,7 @@ func TestTerminalAsksFollow(t *testing.T) {
 	t.Setenv("PDP_TOKEN", "")
 	srv, _ := pdpTestServer(t)
 	c := client.New(srv.URL)
-	before := askIn(t, c, "f1", "shell", map[string]any{"command": "git status"})
+	before := askIn(t, c, "f1", "shell", map[string]any{"command": "make check"})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -190,7 +190,7 @@ func TestREADMETerminal(t *testing.T) {
 	t.Setenv("PDP_TOKEN", "")
 	srv, _ := pdpTestServer(t)
 	c := client.New(srv.URL)
-	ask := askIn(t, c, "desktop-filesystem", "shell", map[string]any{"command": "git status"})
+	ask := askIn(t, c, "desktop-filesystem", "shell", map[string]any{"command": "make check"})
 	block := readmeBlock(t, "### The terminal", "sh")
 	ran := 0
 	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {

@@ -77,7 +77,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}{
 		{"read_file", map[string]any{"path": "go.mod"}},
 		{"read_file", map[string]any{"path": "/etc/passwd"}},
-		{"shell", map[string]any{"command": "git status"}},
+		{"shell", map[string]any{"command": "make check"}},
 	}
 	for _, c := range calls {
 		result, err := d.dispatch(ctx, c.tool, c.args)

@@ -37,7 +37,7 @@ func TestDispatcher(t *testing.T) {
 		"read_file map[path:go.mod]\n  → ran read_file",
 		"read_file map[path:/etc/passwd]\n  → not run: denied",
 		"waiting up to 10s for a person",
-		"shell map[command:git status]\n  → ran shell",
+		"shell map[command:make check]\n  → ran shell",
 	} {
 		if !strings.Contains(got, want) {
 			t.Fatalf("%q not in:\n%s", want, got)

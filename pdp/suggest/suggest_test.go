@@ -85,10 +85,10 @@ func TestSuggestsWhatPeopleAllowed(t *testing.T) {
 			if d := tr.run(s, "go test ./...", api.AllowOnce); d.Decision != api.Ask || d.Fingerprint == nil {
 				t.Fatalf("go test ./... was not a grantable ask: %+v", d)
 			}
-			tr.run(s, "git log --oneline", api.AllowOnce)
+			tr.run(s, "make docs --quiet", api.AllowOnce)
 		}
 	}
-	tr.run("s1", "git log --oneline -3", api.DenyAnswer)
+	tr.run("s1", "make docs --quiet -3", api.DenyAnswer)
 	// Five allows in one session: not enough sessions.
 	for range 5 {
 		tr.run("s1", "cargo build --release", api.AllowOnce)
@@ -134,8 +134,8 @@ func TestSuggestsWhatPeopleAllowed(t *testing.T) {
 	for _, d := range out.Dropped {
 		dropped[d.Pattern] = d
 	}
-	if d, ok := dropped["git log --oneline"]; !ok || len(d.Examples) != 1 {
-		t.Errorf("git log --oneline, denied once, is not dropped for it: %+v", out.Dropped)
+	if d, ok := dropped["make docs --quiet"]; !ok || len(d.Examples) != 1 {
+		t.Errorf("make docs --quiet, denied once, is not dropped for it: %+v", out.Dropped)
 	}
 	for _, d := range out.Dropped {
 		for _, never := range []string{"bash", "python3", "sudo", "rm"} {

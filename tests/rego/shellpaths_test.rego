@@ -1,5 +1,6 @@
 package toolperm_test
 
+import data.toolperm
 import rego.v1
 
 # Shell words meet the path rules (docs/security.md, "Path rules through
@@ -138,4 +139,22 @@ test_a_command_that_could_not_be_read_may_name_any_path if {
 	d.decision == "ask"
 	d.rule == ".env"
 	contains(d.reason, "could not be read")
+}
+
+# A program's code is not a path it names: the text after an
+# interpreter's inline-code flag, sed's script.
+test_code_text_is_no_path_operand if {
+	toolperm.operand_accesses({"argv": ["python3", "-c", "print(open('$F').read())"]}, 2) == []
+	toolperm.operand_accesses({"argv": ["node", "-e", "x"]}, 2) == []
+	toolperm.operand_accesses({"argv": ["sed", "-i", "s/$A/b/", "f.py"]}, 2) == []
+	toolperm.operand_accesses({"argv": ["sed", "s/$A/b/", "f.py"]}, 1) == []
+
+	# The operands after it are still paths.
+	toolperm.operand_accesses({"argv": ["sed", "-i", "s/a/b/", "f.py"]}, 3) == ["read", "write"]
+	toolperm.operand_accesses({"argv": ["python3", "-c", "x", "f.py"]}, 3) == ["read", "write"]
+
+	# With -e the script is given there: every other word is a path.
+	toolperm.operand_accesses({"argv": ["sed", "-e", "p", ".env"]}, 3) == ["read"]
+	toolperm.operand_accesses({"argv": ["sed", "-n", "p", ".env"]}, 2) == []
+	toolperm.operand_accesses({"argv": ["python3", "x.py"]}, 1) == ["read", "write"]
 }

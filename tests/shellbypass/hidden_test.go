@@ -232,12 +232,12 @@ func TestHiddenCommandControls(t *testing.T) {
 
 	t.Run("READ_ONLY grant", func(t *testing.T) {
 		s.createSession(t, "ro", map[string]any{"command_rules": map[string]any{deniedCommand: "deny"}})
-		ask := s.decide(t, "ro", "git status")
+		ask := s.decide(t, "ro", "make test")
 		expectDecision(t, ask, "ask", "level")
-		if ask["fingerprint"] != "git status" || ask["grantable"] != true {
-			t.Fatalf("git status at READ_ONLY: %v", ask)
+		if ask["fingerprint"] != "make test" || ask["grantable"] != true {
+			t.Fatalf("make test at READ_ONLY: %v", ask)
 		}
 		s.mustStatus(t, http.StatusOK, "POST", "/v1/decisions/"+ask["decision_id"].(string)+"/answer", map[string]any{"answer": "allow_session"})
-		expectDecision(t, s.decide(t, "ro", "git status --short"), "allow", "session-grant")
+		expectDecision(t, s.decide(t, "ro", "make test --jobs=2"), "allow", "session-grant")
 	})
 }

@@ -91,7 +91,7 @@ $("#add-command-rule").addEventListener("click", () => {
   row($("#command-rules"), [el("input", { className: "command-prefix", placeholder: "git push --force" }), action]);
 });
 $("#add-grant").addEventListener("click", () => {
-  row($("#grants"), [el("input", { className: "grant-capability", value: "shell.exec" }), el("input", { className: "grant-fingerprint", placeholder: "git status" })]);
+  row($("#grants"), [el("input", { className: "grant-capability", value: "shell.exec" }), el("input", { className: "grant-fingerprint", placeholder: "go test" })]);
 });
 
 function simulationBody() {

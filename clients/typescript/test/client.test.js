@@ -34,19 +34,19 @@ describe("the walk-through", { timeout: 120_000 }, () => {
     assert.equal(s.permission_level, "READ_ONLY");
     const shell = (command) => c.decide({ session_id: "demo", tool: "shell", args: { command }, cwd: ws });
 
-    const ask = await shell("git status");
+    const ask = await shell("make check");
     assert.equal(ask.decision, ASK);
     assert.equal(ask.grantable, true);
-    assert.equal(ask.fingerprint, "git status");
+    assert.equal(ask.fingerprint, "make check");
     const answered = await c.answer(ask.decision_id, "allow_session", "cli");
     assert.ok(answered.answer && answered.answer.grant_id > 0, JSON.stringify(answered));
     assert.ok(allows(answered.answer));
 
-    const granted = await shell("git status --short");
+    const granted = await shell("make check --short");
     assert.equal(granted.decision, ALLOW);
     assert.equal(granted.source, "session-grant");
 
-    const compound = await shell("git status; rm -rf build");
+    const compound = await shell("make check; rm -rf build");
     assert.equal(compound.decision, ASK);
     assert.equal(compound.fingerprint, null);
     assert.equal(compound.parts?.length, 2);
@@ -67,9 +67,9 @@ describe("the walk-through", { timeout: 120_000 }, () => {
 
     const grants = await c.grants.list("demo");
     assert.equal(grants.length, 1);
-    assert.equal(grants[0].fingerprint, "git status");
+    assert.equal(grants[0].fingerprint, "make check");
     await c.grants.revoke("demo", grants[0].id);
-    assert.equal((await shell("git status")).decision, ASK);
+    assert.equal((await shell("make check")).decision, ASK);
     assert.equal((await c.sessions.get("demo")).workspace, ws);
   });
 });

@@ -3,7 +3,7 @@
 import { Client, PdpError, allows, type Decision, type DecideRequest, type Event, type LiveEvent } from "../index.js";
 
 async function runtime(pdp: Client): Promise<void> {
-  const req: DecideRequest = { session_id: "s1", tool: "shell", args: { command: "git status" }, cwd: "/w", tool_use_id: "t1" };
+  const req: DecideRequest = { session_id: "s1", tool: "shell", args: { command: "make check" }, cwd: "/w", tool_use_id: "t1" };
   const d: Decision = await pdp.decide(req, { explain: true });
   const word: "allow" | "ask" | "deny" = d.decision;
   const fp: string | null = d.fingerprint;
