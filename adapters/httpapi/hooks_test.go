@@ -16,14 +16,17 @@ import (
 	"github.com/toolperm/pdp/internal/testserver"
 )
 
-// agentEvent is an event of an agent adapter's golden files.
+// agentEvent is an event of an agent adapter's golden files. Their shell
+// events run "git status" and "cat README.md", which the policy judges
+// reads by their effects; these tests need shell calls that ask, so the
+// commands are "make check" and "make docs".
 func agentEvent(t *testing.T, dir, name string) string {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", dir, "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(raw)
+	return strings.NewReplacer("git status", "make check", "cat README.md", "make docs").Replace(string(raw))
 }
 
 // postHook sends an agent's event to POST /v1/hooks/{agent} and returns

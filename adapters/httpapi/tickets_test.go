@@ -188,12 +188,12 @@ func TestAnswerLinkPageShowsTheWholeCallVisibly(t *testing.T) {
 		return page
 	}
 
-	// "echo done #<RLO>fr- mr" shows as "echo done #rm -rf" where the
+	// "say done #<RLO>fr- mr" shows as "say done #rm -rf" where the
 	// override is drawn.
 	overrides := []rune{0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0x200e, 0x200f, 0x061c}
 	for _, r := range overrides {
 		call := preOf(t, pageOf(shell("tv", "say done #"+string(r)+"fr- mr")))
-		want := fmt.Sprintf(`echo done #\u%04xfr- mr`, r)
+		want := fmt.Sprintf(`say done #\u%04xfr- mr`, r)
 		if strings.ContainsRune(call, r) || !strings.Contains(call, want) {
 			t.Fatalf("U+%04X: the page shows %q, want %q in it", r, call, want)
 		}

@@ -97,7 +97,7 @@ describe("a guarded tool registry", { timeout: 120_000 }, () => {
 
   test("ask: runs once a person allows it", async () => {
     const { answered } = await answerNextAsk("allow_once");
-    const out = await guarded.execute("shell", { command: "touch asked && echo done" }, ctx());
+    const out = await guarded.execute("shell", { command: "env touch asked && echo done" }, ctx());
     assert.equal(out.stdout, "done\n");
     assert.ok(existsSync(join(ws, "asked")));
     assert.deepEqual(asked.slice(-1), [await answered]);
@@ -105,13 +105,13 @@ describe("a guarded tool registry", { timeout: 120_000 }, () => {
 
   test("ask: a person's deny, or no answer in time, and it does not run", async () => {
     const { answered } = await answerNextAsk("deny");
-    const denied = await refused(guarded.execute("shell", { command: "touch refused" }, ctx()));
+    const denied = await refused(guarded.execute("shell", { command: "env touch refused" }, ctx()));
     assert.equal(denied.decision?.decision_id, await answered);
     assert.match(denied.message, /denied by a person \(console\)/);
     assert.ok(!existsSync(join(ws, "refused")));
 
     const impatient = withDecisions(new ToolRegistry([shell]), client, { sessionId: "registry", askTimeoutMs: 100 });
-    const unanswered = await refused(impatient.execute("shell", { command: "touch unanswered" }, ctx()));
+    const unanswered = await refused(impatient.execute("shell", { command: "env touch unanswered" }, ctx()));
     assert.match(unanswered.message, /no answer within 100 ms/);
     assert.ok(!existsSync(join(ws, "unanswered")));
   });
