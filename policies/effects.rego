@@ -98,6 +98,7 @@ command_effect(j) := option_effect(d, cmd.argv, from) if {
 	cmd.literal[0] == true
 	top := described_program(cmd.argv[0])
 	[d, from] := command_description(top, cmd.argv)
+	where_ok(top)
 	words_literal(d, cmd)
 	understood(d, cmd.argv, from)
 	confined(d, j, cmd.argv, from)
@@ -143,15 +144,10 @@ option_effect(d, argv, from) := "write" if {
 } else := d.effect
 
 # described_program is the table's entry for the program a word runs:
-# its exact name (python3) before the name without a version (python).
-described_program(word) := data.shell.programs[name] if {
-	parts := split(lower(word), "/")
-	name := parts[count(parts) - 1]
-	data.shell.programs[name]
-} else := data.shell.programs[name] if {
-	some name in program_names(word)
-	data.shell.programs[name]
-}
+# a bare name only, exactly as the table spells it. A path (bin/cat,
+# ./git, /tmp/x/cat) runs whatever file is there, and a name in another
+# case (CAT) another program on a case-sensitive host.
+described_program(word) := data.shell.programs[word] if not contains(word, "/")
 
 # command_description is the description that applies to the words from
 # an index on: the program's, or its sub-command's (git status), after
@@ -163,6 +159,30 @@ command_description(top, argv) := [sub, s + 1] if {
 	s := min([i | some i in numbers.range(1, count(argv) - 1); positional(top, argv, i, 1)])
 	understood_until(top, argv, 1, s)
 	sub := top.subcommands[argv[s]]
+}
+
+# where_ok: a description with "at_workspace_root" (git, which reads the
+# configuration of the repository it finds from where it runs: a nested
+# or planted repository's core.fsmonitor, diff textconv) holds only when
+# the call runs in the workspace's root and changes no directory.
+where_ok(d) if not d.at_workspace_root
+
+where_ok(d) if {
+	d.at_workspace_root
+	cwd_fact_at_root
+	not changes_directory
+}
+
+# cwd_fact_at_root: the call's directory resolved to the workspace root.
+cwd_fact_at_root if {
+	some f in input.workspace.paths
+	not f.shell
+	f.rel == "."
+}
+
+changes_directory if {
+	some cmd in input.shell.commands
+	cmd.argv[0] in {"cd", "pushd", "popd"}
 }
 
 # words_literal: every word is literal, but where the program never reads
@@ -234,7 +254,10 @@ understood_until(d, argv, from, to) if {
 
 understood_until(_, _, from, to) if to <= from
 
-script_ok(d, _, _) if not d.script
+script_ok(d, _, _) if {
+	not d.script
+	not d.script_forbids
+}
 
 script_ok(d, _, operands) if {
 	d.script
@@ -244,7 +267,19 @@ script_ok(d, _, operands) if {
 script_ok(d, argv, operands) if {
 	count(operands) > 0
 	regex.match(d.script, argv[min(operands)])
+	not script_forbidden(d, argv[min(operands)])
 }
+
+script_ok(d, argv, operands) if {
+	not d.script
+	d.script_forbids
+	count(operands) > 0
+	not script_forbidden(d, argv[min(operands)])
+}
+
+# script_forbidden: the text holds what the description forbids in it
+# (jq's import, include, env, $ENV: files and the environment read).
+script_forbidden(d, text) if regex.match(d.script_forbids, text)
 
 # word_ok: what word i is, with the options before it.
 word_ok(_, argv, i, from) if after_dashdash(argv, i, from)
