@@ -122,7 +122,7 @@ confined(d, j, argv, from) if {
 text_operand(d, argv, from) := min(operands) if {
 	d.first_operand == "text"
 	not text_given_by_option(d, argv, from)
-	operands := [i | some i in numbers.range(from, count(argv) - 1); i >= from; positional(d, argv, i, from)]
+	operands := described_words(d, argv, from).operands
 	count(operands) > 0
 } else := -1
 
@@ -156,8 +156,11 @@ command_description(top, _) := [top, 1] if not top.subcommands
 
 command_description(top, argv) := [sub, s + 1] if {
 	top.subcommands
-	s := min([i | some i in numbers.range(1, count(argv) - 1); positional(top, argv, i, 1)])
-	understood_until(top, argv, 1, s)
+	w := described_words(top, argv, 1)
+	s := w.operands[0]
+	every b in w.bad {
+		b > s
+	}
 	sub := top.subcommands[argv[s]]
 }
 
@@ -226,10 +229,10 @@ read_let_through(f, effect) if {
 # operand count, and the first operand matches the description's script
 # pattern when it has one (sed's).
 understood(d, argv, from) if {
-	understood_until(d, argv, from, count(argv))
-	operands := [i | some i in numbers.range(from, count(argv) - 1); i >= from; positional(d, argv, i, from)]
-	count(operands) <= object.get(d, "max_operands", 1000000)
-	script_ok(d, argv, operands)
+	w := described_words(d, argv, from)
+	count(w.bad) == 0
+	count(w.operands) <= object.get(d, "max_operands", 1000000)
+	script_ok(d, argv, w.operands)
 	options_given(d, argv, from)
 }
 
@@ -244,15 +247,6 @@ options_given(d, argv, from) if {
 	i >= from
 	option_word(w)
 }
-
-understood_until(d, argv, from, to) if {
-	to > from
-	every i in numbers.range(from, to - 1) {
-		word_ok(d, argv, i, from)
-	}
-}
-
-understood_until(_, _, from, to) if to <= from
 
 script_ok(d, _, _) if {
 	not d.script
@@ -281,66 +275,55 @@ script_ok(d, argv, operands) if {
 # (jq's import, include, env, $ENV: files and the environment read).
 script_forbidden(d, text) if regex.match(d.script_forbids, text)
 
-# word_ok: what word i is, with the options before it.
-word_ok(_, argv, i, from) if after_dashdash(argv, i, from)
-
-word_ok(_, argv, i, from) if {
-	not after_dashdash(argv, i, from)
-	argv[i] == "--"
+# described_words reads a command's words from index `from` on, by its
+# description, in one pass: which are operands (after "--", or neither
+# an option nor the value of the option before it; "-" is standard
+# input), and which words before "--" are not understood (bad): an
+# option the description does not list, or a value that looks like an
+# option (so a value never takes the next word as its own).
+described_words(d, argv, from) := {"operands": operands, "bad": bad} if {
+	n := count(argv)
+	dd := dashdash_at(argv, from)
+	opts := options_of(d)
+	values := {v | some i in numbers.range(from, dd - 1); i >= from; i < dd; option_word(argv[i]); separate_value(opts, argv[i]); v := i + 1}
+	operands := [i | some i in numbers.range(from, n - 1); i >= from; operand_at(argv, i, dd, values)]
+	bad := [i | some i in numbers.range(from, dd - 1); i >= from; i < dd; not word_understood(opts, argv, i, values)]
 }
 
-word_ok(d, argv, i, from) if {
-	not after_dashdash(argv, i, from)
-	value_of_previous(d, argv, i, from)
+# dashdash_at is the index of the first "--" from `from` on (the end of
+# the options), or the number of words.
+dashdash_at(argv, from) := min(ks) if {
+	ks := [k | some k, w in argv; k >= from; w == "--"]
+	count(ks) > 0
+} else := count(argv)
+
+operand_at(_, i, dd, _) if i > dd
+
+operand_at(argv, i, dd, values) if {
+	i < dd
+	not i in values
+	not option_word(argv[i])
+}
+
+word_understood(_, argv, i, values) if {
+	i in values
 	not startswith(argv[i], "-")
 }
 
-word_ok(d, argv, i, from) if {
-	not after_dashdash(argv, i, from)
-	not value_of_previous(d, argv, i, from)
-	argv[i] != "--"
-	startswith(argv[i], "-")
-	argv[i] != "-"
-	option_ok(options_of(d), argv[i])
+word_understood(opts, argv, i, values) if {
+	not i in values
+	option_word(argv[i])
+	option_ok(opts, argv[i])
 }
 
-word_ok(d, argv, i, from) if positional(d, argv, i, from)
-
-# positional: an operand — after "--", or neither an option nor the value
-# of the option before it ("-" is standard input).
-positional(_, argv, i, from) if after_dashdash(argv, i, from)
-
-positional(d, argv, i, from) if {
-	not after_dashdash(argv, i, from)
-	argv[i] != "--"
-	not value_of_previous(d, argv, i, from)
+word_understood(_, argv, i, values) if {
+	not i in values
 	not option_word(argv[i])
 }
 
 option_word(w) if {
 	startswith(w, "-")
 	w != "-"
-}
-
-after_dashdash(argv, i, from) if {
-	some k in numbers.range(from, i - 1)
-	k >= from
-	k < i
-	argv[k] == "--"
-}
-
-value_of_previous(d, argv, i, from) if {
-	i - 1 >= from
-	not after_dashdash(argv, i - 1, from)
-	not value_of_previous_plain(d, argv, i - 1, from)
-	separate_value(options_of(d), argv[i - 1])
-}
-
-# value_of_previous_plain: the word before is itself a value (one level:
-# a value that looks like an option is refused, so chains never form).
-value_of_previous_plain(d, argv, i, from) if {
-	i - 1 >= from
-	separate_value(options_of(d), argv[i - 1])
 }
 
 options_of(d) := {o | some o in object.get(d, "options", [])}
