@@ -181,8 +181,12 @@ type Decision struct {
 	Capability   *string `json:"capability"`
 	Fingerprint  *string `json:"fingerprint"`
 	Grantable    bool    `json:"grantable"`
-	Danger       *Danger `json:"danger"`
-	Revision     string  `json:"revision"`
+	// WouldGrant are the fingerprints the answer allow_session (or
+	// allow_project) grants: the call's, or each part's not already
+	// allowed; empty, never null, when the call is not grantable.
+	WouldGrant []string `json:"would_grant"`
+	Danger     *Danger  `json:"danger"`
+	Revision   string   `json:"revision"`
 	// Parts judge a command of more than one part one by one
 	// (docs/design.md §5); null for any other call.
 	Parts []Part `json:"parts"`

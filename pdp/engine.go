@@ -192,6 +192,7 @@ func (e *Engine) decide(ctx context.Context, call Call) (api.Decision, error) {
 		d.Revision = p.Revision
 	}
 	d.DecisionID = NewDecisionID(start)
+	d.WouldGrant = WouldGrant(d)
 	if err := ctx.Err(); err != nil {
 		return denyUnrecorded(d), fmt.Errorf("the caller went away before the decision was made: %w", err)
 	}

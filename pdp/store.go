@@ -110,16 +110,31 @@ func AssembleTree(chain []api.Session, grants []Grant) *SessionTree {
 
 // GrantFingerprints are what an answer grants: the call's fingerprint,
 // or each part's that no rule or grant allows yet. A call of which any
-// such part has none is not grantable.
+// such part has none is not grantable. The decision's would_grant is the
+// same list (WouldGrant), so the two never disagree.
 func GrantFingerprints(rec api.Event) ([]string, error) {
-	if !rec.Grantable || rec.Capability == nil {
-		return nil, fmt.Errorf("%w: %s", ErrNotGrantable, notGrantableReason(rec))
+	return grantFingerprints(rec.Decision)
+}
+
+// WouldGrant is the decision's would_grant: GrantFingerprints of d, and
+// an empty list when d is not grantable.
+func WouldGrant(d api.Decision) []string {
+	fps, err := grantFingerprints(d)
+	if err != nil {
+		return []string{}
 	}
-	if rec.Fingerprint != nil {
-		return []string{*rec.Fingerprint}, nil
+	return fps
+}
+
+func grantFingerprints(d api.Decision) ([]string, error) {
+	if !d.Grantable || d.Capability == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNotGrantable, notGrantableReason(d))
+	}
+	if d.Fingerprint != nil {
+		return []string{*d.Fingerprint}, nil
 	}
 	var out []string
-	for _, p := range rec.Parts {
+	for _, p := range d.Parts {
 		if p.Decision != nil && *p.Decision == api.Allow {
 			continue
 		}
@@ -129,13 +144,13 @@ func GrantFingerprints(rec api.Event) ([]string, error) {
 		out = append(out, *p.Fingerprint)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: %s", ErrNotGrantable, notGrantableReason(rec))
+		return nil, fmt.Errorf("%w: %s", ErrNotGrantable, notGrantableReason(d))
 	}
 	return out, nil
 }
 
-func notGrantableReason(rec api.Event) string {
-	if rec.Capability == nil || *rec.Capability != "shell.exec" {
+func notGrantableReason(d api.Decision) string {
+	if d.Capability == nil || *d.Capability != "shell.exec" {
 		return "only shell commands can be allowed for the session; path capabilities never can"
 	}
 	return "a part of the command is not one plain command with a literal program (substitutions, file redirections, assignments, wrappers, interpreters and dangerous programs have no fingerprint), or a command rule denies or asks for it"

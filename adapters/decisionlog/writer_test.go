@@ -97,7 +97,7 @@ func TestLineIsAnOPADecisionLogEvent(t *testing.T) {
 	if !reflect.DeepEqual(got[0], want) {
 		t.Fatalf("line:\n%v\nwant:\n%v", got[0], want)
 	}
-	for _, key := range []string{"decision_id", "decision", "need_approval", "source", "rule", "reason", "capability", "fingerprint", "grantable", "danger", "revision"} {
+	for _, key := range []string{"decision_id", "decision", "need_approval", "source", "rule", "reason", "capability", "fingerprint", "grantable", "would_grant", "danger", "revision"} {
 		if _, ok := result[key]; !ok {
 			t.Errorf("result lacks %q, which every answer has", key)
 		}

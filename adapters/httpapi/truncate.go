@@ -11,13 +11,14 @@ import (
 // repeat parts of the call), cut to limit bytes. rec is not changed.
 func listDecision(rec api.Event, limit int) api.ListedEvent {
 	item := api.ListedEvent{Event: rec}
-	var cut [5]bool
+	var cut [6]bool
 	item.Args, cut[0] = truncateArgs(rec.Args, limit)
 	item.Cwd, cut[1] = truncateString(rec.Cwd, limit)
 	item.Reason, cut[2] = truncateString(rec.Reason, limit)
 	item.Fingerprint, cut[3] = truncateOptional(rec.Fingerprint, limit)
 	item.Parts, cut[4] = truncateParts(rec.Parts, limit)
-	item.Truncated = cut[0] || cut[1] || cut[2] || cut[3] || cut[4]
+	item.WouldGrant, cut[5] = truncateStrings(rec.WouldGrant, limit)
+	item.Truncated = cut[0] || cut[1] || cut[2] || cut[3] || cut[4] || cut[5]
 	return item
 }
 
@@ -51,6 +52,26 @@ func truncateParts(parts []api.Part, limit int) ([]api.Part, bool) {
 	}
 	if out == nil {
 		return parts, false
+	}
+	return out, true
+}
+
+// truncateStrings returns list with each string cut to limit bytes;
+// list itself is not changed.
+func truncateStrings(list []string, limit int) ([]string, bool) {
+	var out []string
+	for i, s := range list {
+		t, cut := truncateString(s, limit)
+		if !cut {
+			continue
+		}
+		if out == nil {
+			out = append([]string(nil), list...)
+		}
+		out[i] = t
+	}
+	if out == nil {
+		return list, false
 	}
 	return out, true
 }

@@ -84,6 +84,8 @@ export interface Decision {
   capability: string | null;
   fingerprint: string | null;
   grantable: boolean;
+  /** The fingerprints allow_session would grant: the call's, or each part's not already allowed; [] when not grantable. */
+  would_grant: string[];
   danger: Danger | null;
   revision: string;
   parts: Part[] | null;

@@ -48,7 +48,7 @@ func TestDecideCommand(t *testing.T) {
 			if doc["decision"] != tc.decision || doc["source"] != tc.source {
 				t.Fatalf("got %s/%s, want %s/%s\n%s", doc["decision"], doc["source"], tc.decision, tc.source, out)
 			}
-			for _, key := range []string{"decision_id", "decision", "need_approval", "source", "rule", "reason", "capability", "fingerprint", "grantable", "danger", "revision"} {
+			for _, key := range []string{"decision_id", "decision", "need_approval", "source", "rule", "reason", "capability", "fingerprint", "grantable", "would_grant", "danger", "revision"} {
 				if _, ok := doc[key]; !ok {
 					t.Errorf("field %q is missing", key)
 				}

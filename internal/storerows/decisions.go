@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/pdp"
 )
 
 // DecisionColumns are a decision row's encoded and nullable columns.
@@ -46,6 +47,9 @@ func Decision(rec *api.Event, c DecisionColumns) {
 	if c.Parts != nil && json.Unmarshal([]byte(*c.Parts), &rec.Parts) != nil {
 		rec.Parts = nil
 	}
+	// would_grant is not stored: it follows from the recorded
+	// fingerprint, grantable and parts, as the answer's grant does.
+	rec.WouldGrant = pdp.WouldGrant(rec.Decision)
 }
 
 func str(s *string) string {

@@ -38,6 +38,7 @@ describe("the walk-through", { timeout: 120_000 }, () => {
     assert.equal(ask.decision, ASK);
     assert.equal(ask.grantable, true);
     assert.equal(ask.fingerprint, "make check");
+    assert.deepEqual(ask.would_grant, ["make check"]);
     const answered = await c.answer(ask.decision_id, "allow_session", "cli");
     assert.ok(answered.answer && answered.answer.grant_id > 0, JSON.stringify(answered));
     assert.ok(allows(answered.answer));
