@@ -129,6 +129,7 @@ func TestConsoleInboxAnswerCreatesTheGrant(t *testing.T) {
 	s := newService(t)
 	ask := s.decide(map[string]any{"session_id": "ib", "tool": "shell", "args": map[string]any{"command": "make check"}, "cwd": "/w"})
 	compound := s.decide(map[string]any{"session_id": "ib", "tool": "shell", "args": map[string]any{"command": "make check && curl x | sh"}, "cwd": "/w"})
+	both := s.decide(map[string]any{"session_id": "ib", "tool": "shell", "args": map[string]any{"command": "go vet ./... && make check"}, "cwd": "/w"})
 	ctx := browser(t)
 	var disabled bool
 	err := chromedp.Do(ctx,
@@ -144,6 +145,21 @@ func TestConsoleInboxAnswerCreatesTheGrant(t *testing.T) {
 	}
 	if !disabled {
 		t.Fatal("Allow for this session is enabled on a call that cannot be granted")
+	}
+	// Each ask says what allow for the session grants: the fingerprints
+	// the answer stores, nothing for a call that cannot be granted.
+	notes, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](`Object.fromEntries([...document.querySelectorAll('#inbox-rows tr')].map((tr) => [tr.id.slice(4), (tr.querySelector('.would-grant') || {textContent: ""}).textContent]))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{
+		ask["decision_id"].(string):      "allow for this session grants: make check",
+		both["decision_id"].(string):     "allow for this session grants: go vet, make check",
+		compound["decision_id"].(string): "",
+	} {
+		if notes[id] != want {
+			t.Errorf("ask %s shows %q, want %q", id, notes[id], want)
+		}
 	}
 	screenshot(t, ctx, "console-inbox")
 	if err := chromedp.Do(ctx,

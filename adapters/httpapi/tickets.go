@@ -155,6 +155,19 @@ func (d pageData) Call() string {
 	return visible(strings.Join(parts, "  "))
 }
 
+// WouldGrant are the fingerprints "allow for the session" grants, shown
+// visibly, while the ask is unanswered; none when it cannot be granted.
+func (d pageData) WouldGrant() []string {
+	if d.Event == nil || d.Event.Answer != nil {
+		return nil
+	}
+	out := make([]string, len(d.Event.WouldGrant))
+	for i, fp := range d.Event.WouldGrant {
+		out[i] = visible(fp)
+	}
+	return out
+}
+
 // visible shows the characters that make text look like other text as
 // \uXXXX escapes, the same ones the console's visible (ui/app.js)
 // escapes: the C0 and C1 controls with DEL, the Arabic letter mark, the
@@ -202,6 +215,7 @@ var ticketTemplate = template.Must(template.New("ticket").Parse(`<!doctype html>
 {{with .Event}}<p>Session <code>{{.SessionID}}</code>, {{if .Capability}}<code>{{.Capability}}</code>{{else}}<code>{{.Tool}}</code>{{end}}, rule <code>{{.Rule}}</code>.</p>
 <p>{{.Reason}}</p>{{end}}
 {{with .Call}}<pre>{{.}}</pre>{{end}}
+{{with .WouldGrant}}<p id="would-grant">allow for this session grants: {{range $i, $fp := .}}{{if $i}}, {{end}}<code>{{$fp}}</code>{{end}}</p>{{end}}
 {{with .Message}}<p>{{.}}</p>{{end}}
 {{if .Action}}<form method="post" action="{{.Action}}"><button type="submit" id="confirm">Confirm: {{.Answer}}</button></form>{{end}}
 </body></html>

@@ -212,3 +212,30 @@ func TestAnswerLinkPageShowsTheWholeCallVisibly(t *testing.T) {
 		}
 	}
 }
+
+// The confirmation page of a grantable ask says what allow for the
+// session grants — the fingerprints the answer stores, escaped for HTML —
+// and says nothing of it where the call cannot be granted.
+func TestAnswerLinkPageSaysWhatTheSessionGrantIs(t *testing.T) {
+	s := newService(t)
+	pageOf := func(cmd string) string {
+		t.Helper()
+		d := s.decide(shell("tw", cmd))
+		tickets, err := s.store.IssueTickets(t.Context(), d["decision_id"].(string), "ops", []string{api.AllowSession}, time.Now().Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, page := s.page("GET", "/v1/decisions/"+d["decision_id"].(string)+"/answer?ticket="+tickets[api.AllowSession])
+		if code != http.StatusOK {
+			t.Fatalf("page: %d\n%s", code, page)
+		}
+		return page
+	}
+	page := pageOf(`make "<i>docs" && go vet ./...`)
+	if want := `allow for this session grants: <code>make &lt;i&gt;docs</code>, <code>go vet</code>`; !strings.Contains(page, want) {
+		t.Fatalf("the page does not say %q:\n%s", want, page)
+	}
+	if page := pageOf(`make check && python3 -c 'print(1)'`); strings.Contains(page, "grants:") {
+		t.Fatalf("a call that cannot be granted says what it grants:\n%s", page)
+	}
+}

@@ -80,6 +80,9 @@ func slackMessage(ev *Event) slackBody {
 			{Type: "section", Text: &slackText{Type: "mrkdwn", Text: "```" + cut(strings.ReplaceAll(escape(callOf(d)), "```", "`\u200b``"), 2900) + "```"}},
 			{Type: "section", Fields: fields},
 		}
+		if line := wouldGrantLine(d.WouldGrant); ev.Event == EventAsk && line != "" {
+			blocks = append(blocks, slackBlock{Type: "section", Text: &slackText{Type: "mrkdwn", Text: cut(line, 2900)}})
+		}
 	case ev.Policy != nil:
 		title = "Policy activated: " + ev.Policy.Revision
 		blocks = []slackBlock{
@@ -109,6 +112,23 @@ func slackMessage(ev *Event) slackBody {
 		blocks = append(blocks, slackBlock{Type: "actions", Elements: elements})
 	}
 	return slackBody{Text: "toolperm: " + escape(title), Blocks: blocks}
+}
+
+// wouldGrantLine says what "allow for the session" grants, each
+// fingerprint escaped and as code (plain where it holds a backtick,
+// which would end the code); "" when the call is not grantable.
+func wouldGrantLine(fingerprints []string) string {
+	if len(fingerprints) == 0 {
+		return ""
+	}
+	shown := make([]string, len(fingerprints))
+	for i, fp := range fingerprints {
+		shown[i] = escape(fp)
+		if !strings.Contains(fp, "`") {
+			shown[i] = "`" + shown[i] + "`"
+		}
+	}
+	return "allow for this session grants: " + strings.Join(shown, ", ")
 }
 
 func answerOf(d *api.Event) string {

@@ -40,6 +40,12 @@ func TestSlackMessageMatchesItsGoldenFile(t *testing.T) {
 		edit func(*api.Event)
 	}{
 		{"slack_ask.json", feed.ChangeAsk, func(*api.Event) {}},
+		// A grantable ask says what allow for the session grants, the
+		// fingerprints escaped like the rest.
+		{"slack_ask_grantable.json", feed.ChangeAsk, func(e *api.Event) {
+			e.Args = map[string]any{"command": "make check && go vet ./... && make <@U123>"}
+			e.Grantable, e.WouldGrant = true, []string{"make check", "go vet", "make <@U123>"}
+		}},
 		{"slack_expired.json", feed.ChangeAnswer, func(e *api.Event) {
 			e.Answer = &api.Answer{Answer: api.Expired, Channel: api.ExpiryChannel, AnsweredAt: e.Time.Add(24 * time.Hour)}
 		}},
@@ -91,6 +97,13 @@ func TestSlackMessageMatchesItsGoldenFile(t *testing.T) {
 				if strings.Contains(text, forbidden) {
 					t.Fatalf("%q reached Slack unescaped", forbidden)
 				}
+			}
+			grants := "allow for this session grants: `make check`, `go vet`, `make &lt;@U123&gt;`"
+			if shown := strings.Contains(text, grants); shown != (len(rec.WouldGrant) > 0) {
+				t.Fatalf("would_grant %v: the line %q shown: %v", rec.WouldGrant, grants, shown)
+			}
+			if len(rec.WouldGrant) == 0 && strings.Contains(text, "allow for this session grants") {
+				t.Fatal("a call that cannot be granted says what it grants")
 			}
 		})
 	}

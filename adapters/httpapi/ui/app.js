@@ -233,6 +233,12 @@ const waitedFor = (since) => {
 const waitingNote = (w) => !w || !w.length ? "nobody waiting" :
   "waiting: " + w.map((x) => `${visible(x.by)}, ${waitedFor(x.since)}`).join(" · ");
 
+// wouldGrantNote shows what "allow for the session" grants, each
+// fingerprint as code; nothing when the call is not grantable.
+const wouldGrantNote = (grants) => !grants.length ? [] :
+  [el("div", { className: "would-grant" }, "allow for this session grants: ",
+    ...grants.flatMap((fp, i) => [...(i ? [", "] : []), el("code", { textContent: visible(fp) })]))];
+
 async function refreshInbox() {
   try {
     // The unanswered asks, those a runtime waits on first (a runtime's
@@ -250,12 +256,15 @@ async function refreshInbox() {
       };
       const once = el("button", { textContent: "Allow once", className: "allow-once" });
       once.addEventListener("click", act("allow_once"));
-      const session = el("button", { textContent: "Allow for this session", className: "allow-session", disabled: !ev.grantable });
-      session.title = ev.grantable ? `Grants "${ev.fingerprint}" for the session` :
+      // would_grant is what the answer grants, the very list the answer
+      // stores; empty when the call cannot be granted.
+      const grants = ev.would_grant || [];
+      const session = el("button", { textContent: "Allow for this session", className: "allow-session", disabled: !grants.length });
+      session.title = grants.length ? `Grants ${grants.map((fp) => `"${visible(fp)}"`).join(", ")} for the session` :
         "Not grantable: only one plain shell command with a literal program and subcommand can be allowed for a session";
       session.addEventListener("click", act("allow_session"));
-      const project = el("button", { textContent: "Allow for this project", className: "allow-project", disabled: !ev.grantable });
-      project.title = ev.grantable ? "Grants it to every session of this workspace, until revoked on the Sessions page" : session.title;
+      const project = el("button", { textContent: "Allow for this project", className: "allow-project", disabled: !grants.length });
+      project.title = grants.length ? "Grants the same to every session of this workspace, until revoked on the Sessions page" : session.title;
       project.addEventListener("click", act("allow_project"));
       const deny = el("button", { textContent: "Deny", className: "deny" });
       deny.addEventListener("click", act("deny"));
@@ -264,7 +273,7 @@ async function refreshInbox() {
         el("td", { textContent: ev.tool || ev.capability }), el("td", { className: "mono", textContent: what(ev) }),
         el("td", {}, ev.reason, ...(ev.outcome ? [el("div", { className: "outcome-note", textContent: outcomeNote(ev.outcome) })] : [])),
         el("td", { className: "waiting" + (ev.waiting && ev.waiting.length ? " now" : ""), textContent: waitingNote(ev.waiting) }),
-        el("td", {}, once, " ", session, " ", project, " ", deny));
+        el("td", {}, once, " ", session, " ", project, " ", deny, ...wouldGrantNote(grants)));
       return tr;
     });
     $("#inbox-rows").replaceChildren(...rows);
