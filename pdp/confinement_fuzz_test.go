@@ -48,8 +48,8 @@ func FuzzPlantedOutsidePath(f *testing.F) {
 				kind = entry.Other
 			}
 		}
-		if kind == pdp.KindData || kind == pdp.KindCommand {
-			return // plain data and commands are not paths by declaration
+		if kind == pdp.KindData || kind == pdp.KindCommand || kind == pdp.KindStdin {
+			return // plain data, commands and typed lines are not paths by declaration
 		}
 		plants := []string{"/etc/passwd", "../../etc/shadow", "FILE:///etc/shadow", "{/etc,src}/passwd", "**/../../../etc/x", "note\n*** Update File: ../../etc/passwd\n"}
 		plant := plants[int(form)%len(plants)]
