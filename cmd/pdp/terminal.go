@@ -123,7 +123,8 @@ func asksCommand() *cobra.Command {
 		Long: `Lists the asks no one has answered yet, oldest first: the decision id (for
 pdp answer), the session, the capability, how long ago it was asked, who
 is waiting on it (the token a runtime parked on ?wait= with, and for how
-long, or "nobody") and the call (its command or path). With --follow it then prints each new
+long, or "nobody") and the call (its command or path), and under a call
+allow_session can grant, the fingerprints it would grant. With --follow it then prints each new
 ask as it is made (the live event stream, GET /v1/events) until
 interrupted. Control characters in the call are shown escaped: the
 arguments come from the model.`,
@@ -209,8 +210,27 @@ func printAsks(w io.Writer, asks []client.Event) error {
 		if err != nil {
 			return err
 		}
+		if line := wouldGrantLine(ev.WouldGrant); line != "" {
+			if _, err := fmt.Fprintf(w, "%26s%s\n", "", line); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// wouldGrantLine says, under an ask, what allow_session (and
+// allow_project) would grant: the fingerprints the answer stores,
+// escaped like the call; "" when the call cannot be granted.
+func wouldGrantLine(fingerprints []string) string {
+	if len(fingerprints) == 0 {
+		return ""
+	}
+	shown := make([]string, len(fingerprints))
+	for i, fp := range fingerprints {
+		shown[i] = "`" + printable(fp) + "`"
+	}
+	return "allow for this session grants: " + strings.Join(shown, ", ")
 }
 
 // waitingSummary says who waits on an ask, as the console does: the

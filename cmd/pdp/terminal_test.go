@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"maps"
 	"os/exec"
 	"slices"
 	"strings"
@@ -36,6 +37,21 @@ func askIn(t *testing.T, c *client.Client, session, tool string, args map[string
 	return d
 }
 
+// askRows splits what pdp asks prints into its rows (the header first)
+// and, by decision id, the line under an ask that says what allow for the
+// session grants.
+func askRows(out string) (rows []string, grants map[string]string) {
+	grants = map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.HasPrefix(line, " ") && len(rows) > 0 {
+			grants[strings.Fields(rows[len(rows)-1])[0]] = strings.TrimSpace(line)
+			continue
+		}
+		rows = append(rows, line)
+	}
+	return rows, grants
+}
+
 func TestTerminalAsksAnswerLevel(t *testing.T) {
 	t.Setenv("PDP_TOKEN", "")
 	srv, _ := pdpTestServer(t)
@@ -57,9 +73,13 @@ func TestTerminalAsksAnswerLevel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
+	// Under an ask allow_session can grant, the line of what it grants.
+	lines, grants := askRows(out)
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "ID") {
 		t.Fatalf("asks:\n%s", out)
+	}
+	if want := map[string]string{status.DecisionID: "allow for this session grants: `make check`"}; !maps.Equal(grants, want) {
+		t.Fatalf("what allow for the session grants: %q, want %q\n%s", grants, want, out)
 	}
 	for i, want := range []struct {
 		d    client.Decision
@@ -110,7 +130,7 @@ func TestTerminalAsksAnswerLevel(t *testing.T) {
 		t.Fatalf("deny: %q %v", out, err)
 	}
 	out, _ = runTerminal(t, append([]string{"asks"}, url...)...)
-	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[1], write.DecisionID) {
+	if lines, _ := askRows(out); len(lines) != 2 || !strings.HasPrefix(lines[1], write.DecisionID) {
 		t.Fatalf("after answering two:\n%s", out)
 	}
 

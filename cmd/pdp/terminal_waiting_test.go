@@ -34,7 +34,7 @@ func TestTerminalAsksShowWhoWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
+	lines, _ := askRows(out)
 	if len(lines) != 3 || !strings.Contains(lines[0], "WAITING") {
 		t.Fatalf("asks:\n%s", out)
 	}
