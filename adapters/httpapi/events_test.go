@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -118,6 +119,10 @@ func TestEventsAnAskAppearsWithinASecond(t *testing.T) {
 	}
 	if ev.Decision.SessionID != "live" || ev.Decision.Args["command"] != "make check" {
 		t.Fatalf("the ask event lacks the call: %s", ev.Data)
+	}
+	// The live ask says what allow_session would grant, as the decision did.
+	if !slices.Equal(ev.Decision.WouldGrant, []string{"make check"}) {
+		t.Fatalf("the ask event's would_grant: %s", ev.Data)
 	}
 	// Allows and denies are not events; answers and level changes are.
 	s.decide(map[string]any{"session_id": "live", "tool": "read_file", "args": map[string]any{"path": "a"}, "cwd": "/w"})
