@@ -87,6 +87,9 @@ func Compile(ctx context.Context, modules map[string]*ast.Module, data map[strin
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", source, err)
 	}
+	if err := checkPolicyData(ctx, compiler, store); err != nil {
+		return nil, fmt.Errorf("policy %s: %w", source, err)
+	}
 	raw, err := readData(ctx, compiler, store, "data.paths")
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", source, err)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -33,7 +35,64 @@ func LoadFS(ctx context.Context, fsys fs.FS, source string) (*pdp.Policy, error)
 	if err != nil {
 		return nil, err
 	}
-	return pdp.Compile(ctx, loaded.ParsedModules(), loaded.Documents, source, revision)
+	p, err := pdp.Compile(ctx, loaded.ParsedModules(), loaded.Documents, source, revision)
+	if problems := pdp.DataProblems(err); problems != nil {
+		nameDataFiles(fsys, files, problems)
+		return nil, fmt.Errorf("policy %s: %w", source, &pdp.DataError{Problems: problems})
+	}
+	return p, err
+}
+
+// nameDataFiles says, for each problem of the policy's data, which data
+// file holds the value: the file under whose directory's path the
+// problem's document is, and in which it is written.
+func nameDataFiles(fsys fs.FS, files []string, problems []pdp.DataProblem) {
+	for _, f := range files {
+		if path.Ext(f) != ".json" {
+			continue
+		}
+		raw, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			continue
+		}
+		var doc any
+		if json.Unmarshal(raw, &doc) != nil {
+			continue
+		}
+		var prefix []string
+		if dir := path.Dir(f); dir != "." {
+			prefix = strings.Split(dir, "/")
+		}
+		for i := range problems {
+			p := &problems[i]
+			if p.File == "" && len(p.Path) >= len(prefix) && slices.Equal(p.Path[:len(prefix)], prefix) && holds(doc, p.Path[len(prefix):]) {
+				p.File = f
+			}
+		}
+	}
+}
+
+// holds: doc has a value at path (object keys, list indices).
+func holds(doc any, path []string) bool {
+	for _, k := range path {
+		switch v := doc.(type) {
+		case map[string]any:
+			next, ok := v[k]
+			if !ok {
+				return false
+			}
+			doc = next
+		case []any:
+			i, ok := pdp.ListIndex(k)
+			if !ok || i >= len(v) {
+				return false
+			}
+			doc = v[i]
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // ContentRevision is the revision LoadFS gives the policy files of fsys,

@@ -6,10 +6,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -55,8 +60,10 @@ current directory), as opa test does, and runs the tests: rules whose names
 start with test_. The output is OPA's: PASS: n/n, and each failure.
 
 A test or coverage failure exits with status 2, an error that kept the tests
-from running with 1. --coverage prints OPA's JSON coverage report instead;
---threshold N (implies --coverage) fails under N percent.
+from running with 1. --coverage adds, after the results, the share of each
+file's lines the tests evaluated, the lines they did not, and the total;
+with --format json it prints OPA's JSON coverage report instead of the
+results. --threshold N (implies --coverage) fails under N percent.
 
   pdp policy test my-policy
   pdp policy test --coverage --threshold 95 my-policy`,
@@ -68,11 +75,11 @@ from running with 1. --coverage prints OPA's JSON coverage report instead;
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVarP(&o.coverage, "coverage", "c", false, "print OPA's JSON coverage report instead of the test results")
+	f.BoolVarP(&o.coverage, "coverage", "c", false, "print each file's coverage and the total after the results (OPA's JSON report with --format json)")
 	f.Float64Var(&o.threshold, "threshold", 0, "fail when coverage is under this percentage (0-100; implies --coverage)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "list every test and its print output")
 	f.StringVarP(&o.run, "run", "r", "", "run only the tests whose names match this regular expression")
-	f.StringVar(&o.format, "format", "pretty", "output format: pretty or json (ignored with --coverage)")
+	f.StringVar(&o.format, "format", "pretty", "output format: pretty or json")
 	f.DurationVar(&o.timeout, "timeout", 5*time.Second, "time one test may take")
 	return cmd
 }
@@ -126,11 +133,15 @@ func runPolicyTests(cmd *cobra.Command, paths []string, o policyTestOptions) err
 	if o.format == "json" {
 		reporter = tester.JSONReporter{Output: out}
 	}
+	var cov *cover.Cover
 	if o.coverage {
-		cov := cover.New()
+		cov = cover.New()
 		runner = runner.SetCoverageQueryTracer(cov).
 			SetCoverageRuns([]cover.Kind{cover.KindIndexExcluded, cover.KindEarlyExit})
-		reporter = tester.JSONCoverageReporter{Cover: cov, Modules: modules, Output: out, Threshold: o.threshold, Verbose: o.verbose}
+		if o.format == "json" {
+			// OPA's JSON coverage report, as opa test --coverage prints it.
+			reporter = tester.JSONCoverageReporter{Cover: cov, Modules: modules, Output: out, Threshold: o.threshold, Verbose: o.verbose}
+		}
 	}
 	results, err := runner.RunTests(ctx, txn)
 	if err != nil {
@@ -157,10 +168,45 @@ func runPolicyTests(cmd *cobra.Command, paths []string, o policyTestOptions) err
 		}
 		return err
 	}
+	if cov != nil && o.format != "json" {
+		report := cov.Report(modules)
+		printCoverage(out, report)
+		if report.Coverage < o.threshold {
+			fmt.Fprintf(cmd.ErrOrStderr(), "Code coverage threshold not met: got %.2f instead of %.2f\n", report.Coverage, o.threshold)
+			return failedStatus
+		}
+	}
 	if failed {
 		return failedStatus
 	}
 	return nil
+}
+
+// printCoverage prints the share of each file's lines the tests
+// evaluated, the lines they did not, and the total.
+func printCoverage(w io.Writer, report cover.Report) {
+	files := slices.Sorted(maps.Keys(report.Files))
+	width := len("total")
+	for _, f := range files {
+		width = max(width, len(f))
+	}
+	fmt.Fprintf(w, "\n%-*s  %7s  %s\n", width, "coverage", "lines", "not covered")
+	for _, f := range files {
+		r := report.Files[f]
+		var gaps []string
+		for _, g := range r.NotCovered {
+			if g.Start.Row == g.End.Row {
+				gaps = append(gaps, strconv.Itoa(g.Start.Row))
+			} else {
+				gaps = append(gaps, fmt.Sprintf("%d-%d", g.Start.Row, g.End.Row))
+			}
+		}
+		if len(gaps) > 8 {
+			gaps = append(gaps[:8], fmt.Sprintf("… (%d more)", len(gaps)-8))
+		}
+		fmt.Fprintf(w, "%-*s  %6.1f%%  %s\n", width, f, r.Coverage, strings.Join(gaps, ", "))
+	}
+	fmt.Fprintf(w, "%-*s  %6.1f%%  %d of %d lines\n", width, "total", report.Coverage, report.CoveredLines, report.CoveredLines+report.NotCoveredLines)
 }
 
 func policyCheckCommand() *cobra.Command {

@@ -97,6 +97,16 @@ func TestPolicyTestCoverage(t *testing.T) {
 		"p_test.rego": "package tiny_test\n\nimport rego.v1\n\ntest_passes if data.tiny.tested\n",
 	})
 	r := runPDPProcess(t, dir, "policy", "test", "--timeout", "1m", "--coverage", ".")
+	if r.status != 0 || !strings.Contains(r.stdout, "PASS: 1/1") {
+		t.Fatalf("--coverage, want the results and status 0:\n%s", r)
+	}
+	// p.rego is partly covered: its line, its share and the total.
+	if !regexp.MustCompile(`(?m)^p\.rego +[1-9][0-9]?\.[0-9]% +[0-9]`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^total +[1-9][0-9]?\.[0-9]% +[0-9]+ of [0-9]+ lines$`).MatchString(r.stdout) {
+		t.Fatalf("--coverage should print p.rego's share, the lines not covered and the total:\n%s", r)
+	}
+
+	r = runPDPProcess(t, dir, "policy", "test", "--timeout", "1m", "--coverage", "--format", "json", ".")
 	var report struct {
 		Files map[string]struct {
 			NotCovered []any `json:"not_covered"`
@@ -113,6 +123,10 @@ func TestPolicyTestCoverage(t *testing.T) {
 	r = runPDPProcess(t, dir, "policy", "test", "--timeout", "1m", "--threshold", "100", ".")
 	if r.status != 2 || !strings.Contains(r.stderr, "Code coverage threshold not met") {
 		t.Fatalf("--threshold 100 on partial coverage, want status 2 and OPA's message:\n%s", r)
+	}
+	r = runPDPProcess(t, dir, "policy", "test", "--timeout", "1m", "--threshold", "100", "--format", "json", ".")
+	if r.status != 2 || !strings.Contains(r.stderr, "Code coverage threshold not met") {
+		t.Fatalf("--threshold 100 --format json on partial coverage, want status 2 and OPA's message:\n%s", r)
 	}
 }
 
@@ -189,11 +203,21 @@ func TestPolicyCheck(t *testing.T) {
 		file  string
 		write string
 		want  []string
+		// serve: pdp serve refuses the folder with the same words.
+		serve bool
 	}{
-		{"a parse error", "extra.rego", "package toolperm\n\nbroken if {\n\tinput.x ==\n}\n", []string{"extra.rego:5", "rego_parse_error"}},
-		{"an unused variable (strict)", "extra.rego", "package toolperm\n\nimport rego.v1\n\nbroken if {\n\tx := 1\n}\n", []string{"extra.rego:6", "assigned var x unused"}},
+		{"a parse error", "extra.rego", "package toolperm\n\nbroken if {\n\tinput.x ==\n}\n", []string{"extra.rego:5", "rego_parse_error"}, false},
+		{"an unused variable (strict)", "extra.rego", "package toolperm\n\nimport rego.v1\n\nbroken if {\n\tx := 1\n}\n", []string{"extra.rego:6", "assigned var x unused"}, false},
 		{"a bad catalogue entry", "data.json", strings.Replace(string(data), `"file_path": "path"`, `"file_path": "paht"`, 1),
-			[]string{"pdp serve would not activate it", `data.tools["read_file"]`, "paht"}},
+			[]string{"pdp serve would not activate it", `data.tools["read_file"]`, "paht"}, true},
+		{"an action spelled wrong", "rules/data.json", `{"mcp.linear.*": "alow"}`,
+			[]string{"rules/data.json: " + `data.rules["mcp.linear.*"]: the string "alow" is not an action`}, true},
+		{"every problem in one pass", "commands/data.json", `{"git push --force": "block", "rm": 3}`,
+			[]string{"2 problem(s)", `commands/data.json: data.commands["git push --force"]`, `"block"`, `data.commands.rm: 3 is not an action`}, true},
+		{"a misspelled key of the program table", "data.json", strings.Replace(string(data), `"write_options"`, `"write_option"`, 1),
+			[]string{"data.json: data.shell.programs.sed.write_option: is not a key of a program's description"}, true},
+		{"a level rule's action", "data.json", strings.Replace(string(data), `"fs.read": "allow"`, `"fs.read": "yes"`, 1),
+			[]string{`data.levels.READ_ONLY["fs.read"]: the string "yes" is not an action`}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -219,6 +243,18 @@ func TestPolicyCheck(t *testing.T) {
 			for _, w := range c.want {
 				if !strings.Contains(r.stderr, w) {
 					t.Errorf("the error should say %q:\n%s", w, r)
+				}
+			}
+			if !c.serve {
+				return
+			}
+			s := runPDPProcess(t, "", "serve", "--policies", dir, "--db", filepath.Join(t.TempDir(), "pdp.db"), "--addr", "127.0.0.1:0")
+			if s.status == 0 {
+				t.Fatalf("serve should refuse what policy check refuses:\n%s", s)
+			}
+			for _, w := range c.want[min(1, len(c.want)-1):] {
+				if !strings.Contains(s.stderr, w) {
+					t.Errorf("serve's refusal should say %q, as policy check does:\n%s", w, s)
 				}
 			}
 		})

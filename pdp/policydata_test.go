@@ -1,0 +1,99 @@
+package pdp_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/toolperm/pdp/adapters/policysource"
+	"github.com/toolperm/pdp/internal/policytest"
+	"github.com/toolperm/pdp/pdp"
+)
+
+// TestPolicyDataIsChecked: a value of the policy's data its rules do not
+// understand keeps the policy from being activated, with every problem
+// named by its key, in one error; the shipped data has none.
+func TestPolicyDataIsChecked(t *testing.T) {
+	program := func(data map[string]any, name string) map[string]any {
+		return data["shell"].(map[string]any)["programs"].(map[string]any)[name].(map[string]any)
+	}
+	cases := []struct {
+		name   string
+		change func(map[string]any)
+		want   []string
+	}{
+		{"an action spelled wrong", func(d map[string]any) { d["rules"].(map[string]any)["mcp.linear.*"] = "alow" },
+			[]string{`data.rules["mcp.linear.*"]: the string "alow" is not an action`}},
+		{"a rule pattern", func(d map[string]any) { d["rules"].(map[string]any)["mcp linear"] = "ask" },
+			[]string{`data.rules["mcp linear"]: is not a capability or a.b.* prefix`}},
+		{"a level that does not exist", func(d map[string]any) { d["levels"].(map[string]any)["READONLY"] = map[string]any{} },
+			[]string{"data.levels.READONLY: is not a permission level"}},
+		{"a command rule", func(d map[string]any) { d["commands"] = map[string]any{"git  push": "deny"} },
+			[]string{`data.commands["git  push"]: command rule "git  push" must be words separated by single spaces`}},
+		{"ask_always", func(d map[string]any) { d["ask_always"] = []any{"fs.write", 7} },
+			[]string{"data.ask_always[1]: 7 is not a capability"}},
+		{"dangerous", func(d map[string]any) { d["dangerous"].(map[string]any)["fs.write"] = "yes" },
+			[]string{`data.dangerous["fs.write"]: the string "yes": want true or false`}},
+		{"a floor entry's key", func(d map[string]any) {
+			d["floor"] = append(d["floor"].([]any), map[string]any{"name": "x", "programm": "rm"})
+		}, []string{`].programm: is not a key of a floor entry`}},
+		{"the effects switch", func(d map[string]any) { d["shell"].(map[string]any)["effects"] = "false" },
+			[]string{`data.shell.effects: the string "false": want true or false`}},
+		{"a program's key, misspelled", func(d map[string]any) {
+			sed := program(d, "sed")
+			sed["write_option"] = sed["write_options"]
+			delete(sed, "write_options")
+		}, []string{"data.shell.programs.sed.write_option: is not a key of a program's description"}},
+		{"a program's effect", func(d map[string]any) { program(d, "cat")["effect"] = "reads" },
+			[]string{`data.shell.programs.cat.effect: the string "reads": want none, read or write`}},
+		{"a program without an effect", func(d map[string]any) { delete(program(d, "cat"), "effect") },
+			[]string{`data.shell.programs.cat: a description needs an "effect"`}},
+		{"a program named by a path", func(d map[string]any) {
+			d["shell"].(map[string]any)["programs"].(map[string]any)["bin/cat"] = map[string]any{"effect": "read"}
+		}, []string{`data.shell.programs["bin/cat"]: a program is named by its bare name`}},
+		{"an option spelling", func(d map[string]any) { program(d, "cat")["options"] = []any{"-n", "n", "--x=y"} },
+			[]string{`data.shell.programs.cat.options[1]: "n" is not an option spelling`, `options[2]: "--x=y" is not an option spelling`}},
+		{"a script pattern", func(d map[string]any) { program(d, "sed")["script"] = "(" },
+			[]string{"data.shell.programs.sed.script: is not a regular expression"}},
+		{"an operand count", func(d map[string]any) { program(d, "cat")["max_operands"] = -1 },
+			[]string{"data.shell.programs.cat.max_operands: -1: want a whole number"}},
+		{"a sub-command's key", func(d map[string]any) {
+			program(d, "git")["subcommands"].(map[string]any)["status"].(map[string]any)["option"] = []any{}
+		}, []string{"data.shell.programs.git.subcommands.status.option: is not a key"}},
+		{"two at once", func(d map[string]any) {
+			d["rules"].(map[string]any)["mcp.linear.*"] = "alow"
+			program(d, "cat")["effect"] = "reads"
+		}, []string{"2 problem(s)", `"alow"`, `"reads"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := policysource.LoadFS(context.Background(), fstestOf(policytest.Files(t, c.change)), "p")
+			if err == nil {
+				t.Fatal("the policy was compiled")
+			}
+			if len(pdp.DataProblems(err)) == 0 {
+				t.Errorf("not a data error: %v", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("the error should say %q:\n%v", w, err)
+				}
+			}
+			if !strings.Contains(err.Error(), "data.json: data.") {
+				t.Errorf("the error should name the data file:\n%v", err)
+			}
+		})
+	}
+	if _, err := policysource.LoadFS(context.Background(), fstestOf(policytest.Files(t, func(map[string]any) {})), "shipped"); err != nil {
+		t.Fatalf("the shipped data: %v", err)
+	}
+}
+
+func fstestOf(files map[string][]byte) fstest.MapFS {
+	fsys := fstest.MapFS{}
+	for name, b := range files {
+		fsys[name] = &fstest.MapFile{Data: b}
+	}
+	return fsys
+}
