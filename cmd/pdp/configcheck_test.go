@@ -39,8 +39,6 @@ func TestConfigCheckNamesEachProblemByPathAndVariable(t *testing.T) {
 			[]string{"config.yaml:4: auth.tokens[0].role: unknown key; auth.tokens[0] has name, roles, sha256, env, file"}},
 		{"a bad environment value", "", []string{"PDP_SERVER_READ_TIMEOUT=soon"},
 			[]string{`environment: PDP_SERVER_READ_TIMEOUT (server.read_timeout): "soon" is not a duration`}},
-		{"a misspelt variable", "", []string{"PDP_SERVER_ADRESS=127.0.0.1:1"},
-			[]string{"environment: PDP_SERVER_ADRESS is not a setting (server has addr,"}},
 		{"a bad value from the environment", "", []string{"PDP_SESSIONS_MODE=sometimes"},
 			[]string{`environment: sessions.mode (PDP_SESSIONS_MODE): "sometimes": want always-ask, on-demand or allow-all`}},
 		{"an open API off loopback", "server:\n  addr: 0.0.0.0:8181\n", nil,
@@ -84,5 +82,68 @@ func TestConfigCheckWithoutAFileIsTheDefaults(t *testing.T) {
 	}
 	if r := runPDPProcess(t, dir, "config", "check", filepath.Join(dir, "missing.yaml")); r.status != 1 {
 		t.Fatalf("config check of a named missing file should fail:\n%s", r)
+	}
+}
+
+// TestConfigCheckAndServeAgree: the files a newcomer wrote get the same
+// answer from pdp config check and pdp serve — every problem, in one
+// pass, in the same words — and the same warnings.
+func TestConfigCheckAndServeAgree(t *testing.T) {
+	webhook := "notify:\n  sinks:\n    - name: hook\n      kind: webhook\n      url: https://hooks.example/pdp\n      secret_env: PDP_NOTIFY_SECRET\n      events: [ask]\n"
+	cases := []struct {
+		name     string
+		yaml     string
+		env      []string
+		problems []string
+		warnings []string
+	}{
+		{"a sink kind misspelt", "notify:\n  sinks:\n    - name: desk\n      kind: webhok\n      url: https://hooks.example/pdp\n      events: [ask]\n", nil,
+			[]string{`config.yaml:3: notify.sinks[0]: sink desk: kind "webhok": want webhook, slack or command`}, nil},
+		{"a webhook whose secret is unset", webhook, nil,
+			[]string{"config.yaml:3: notify.sinks[0]: sink hook:", "PDP_NOTIFY_SECRET"}, nil},
+		{"a YAML key misspelt", "server:\n  adr: 127.0.0.1:1\n", nil,
+			[]string{"config.yaml:2: server.adr (PDP_SERVER_ADR): unknown key; server has addr"}, nil},
+		{"every problem at once, and a variable misspelt", "sessions:\n  permission_level: SUPER\nnotify:\n  sinks:\n    - name: x\n      kind: command\n      events: [ask]\n",
+			[]string{"PDP_SERVER_ADR=127.0.0.1:9", "PDP_LOG_FORMAT=xml"},
+			[]string{"sessions.permission_level (PDP_SESSIONS_PERMISSION_LEVEL)", "environment: log.format (PDP_LOG_FORMAT)", "notify.sinks[0]: sink x: command"},
+			[]string{"environment: PDP_SERVER_ADR is not a setting (server has addr,"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := writeConfig(t, dir, c.yaml)
+			outputs := map[string]string{}
+			for _, args := range [][]string{{"config", "check", cfg}, {"serve", "--config", cfg, "--db", filepath.Join(dir, "pdp.db"), "--addr", "127.0.0.1:0"}} {
+				cmd := pdpProcess(args, c.env...)
+				cmd.Dir = dir
+				out, err := cmd.CombinedOutput()
+				text := strings.ReplaceAll(string(out), cfg, "config.yaml")
+				if err == nil {
+					t.Fatalf("pdp %s accepted it:\n%s", args[0], text)
+				}
+				outputs[args[0]] = text
+				for _, w := range append(c.problems, c.warnings...) {
+					if !strings.Contains(text, w) {
+						t.Errorf("pdp %s should say %q:\n%s", args[0], w, text)
+					}
+				}
+			}
+			// Each problem line of the check is in serve's refusal.
+			for _, line := range strings.Split(outputs["config"], "\n") {
+				if strings.Contains(line, ": ") && !strings.HasPrefix(line, "Error") && !strings.HasPrefix(line, "pdp: ") && !strings.HasPrefix(line, "warning: ") &&
+					!strings.Contains(outputs["serve"], strings.TrimSpace(line)) {
+					t.Errorf("config check says %q; serve does not:\n%s", line, outputs["serve"])
+				}
+			}
+		})
+	}
+
+	// The variable a webhook's secret_env names is no unknown setting.
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, webhook)
+	cmd := pdpProcess([]string{"config", "check", cfg}, "PDP_NOTIFY_SECRET=s3cret-of-32-bytes-or-so-0123456789")
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.Contains(string(out), "warning") {
+		t.Fatalf("a webhook with its secret set should check without a warning:\n%s", out)
 	}
 }

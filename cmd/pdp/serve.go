@@ -34,7 +34,7 @@ SIGINT or SIGTERM stops it gracefully: decisions in flight finish and their
 audit events are committed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(cmd)
+			cfg, err := loadServeConfig(cmd)
 			if err != nil {
 				return err
 			}

@@ -83,6 +83,8 @@ type NotifySink struct {
 	MaxAttempts int           `yaml:"max_attempts"`
 	Backoff     time.Duration `yaml:"backoff"`
 	Queue       int           `yaml:"queue"`
+	// QueueBytes bounds the bytes of the events waiting (default 8 MiB).
+	QueueBytes int `yaml:"queue_bytes"`
 	// AnswerLinks puts one-time answer links (allow_once, deny) in each
 	// ask; AllowGrants adds allow_session and allow_project.
 	AnswerLinks bool `yaml:"answer_links"`
@@ -293,23 +295,41 @@ func Default() Config {
 // Load reads path over the defaults (a missing file is an error only when
 // required), then applies PDP_* environment overrides from environ.
 func Load(path string, required bool, environ []string) (Config, error) {
+	cfg, _, _, err := LoadChecked(path, required, environ)
+	return cfg, err
+}
+
+// LoadChecked reads the configuration as Load does, and says where each
+// key was set (Origin) and which PDP_ variables look like settings but
+// name none (warnings). Every problem of the file's keys and of the
+// variables' values is in the one *Error it returns.
+func LoadChecked(path string, required bool, environ []string) (Config, Origin, []string, error) {
 	cfg := Default()
+	c := configCheck{Origin: Origin{File: path, lines: map[string]int{}, fromEnv: map[string]bool{}}}
 	b, err := os.ReadFile(path)
 	switch {
 	case err == nil:
+		c.yaml(b)
+	case errors.Is(err, fs.ErrNotExist) && !required:
+		b = nil
+	default:
+		return cfg, c.Origin, nil, fmt.Errorf("config: %w", err)
+	}
+	c.environment(environ)
+	if len(c.problems) > 0 {
+		return cfg, c.Origin, nil, &Error{Problems: c.problems}
+	}
+	if b != nil {
 		dec := yaml.NewDecoder(bytes.NewReader(b))
 		dec.KnownFields(true)
 		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) { // an empty file is the defaults
-			return cfg, fmt.Errorf("config %s: %w", path, err)
+			return cfg, c.Origin, nil, fmt.Errorf("config %s: %w", path, err)
 		}
-	case errors.Is(err, fs.ErrNotExist) && !required:
-	default:
-		return cfg, fmt.Errorf("config: %w", err)
 	}
 	if err := applyEnv(&cfg, environ); err != nil {
-		return cfg, err
+		return cfg, c.Origin, nil, err
 	}
-	return cfg, nil
+	return cfg, c.Origin, unknownVariables(cfg, environ), nil
 }
 
 // applyEnv sets every key that has a PDP_<PATH> variable.

@@ -60,15 +60,9 @@ func newNotifier(cfg config.Config, store Database, changes feed.Feed, observer 
 		m.NotifySinks(names)
 	}
 	for _, c := range cfg.Notify.Sinks {
-		s := notify.Sink{Name: c.Name, Kind: c.Kind, URL: c.URL, Command: c.Command, Events: c.Events,
-			Filter:  notify.Filter{SessionPrefix: c.Filter.SessionPrefix, CapabilityPrefix: c.Filter.CapabilityPrefix, Source: c.Filter.Source},
-			Timeout: c.Timeout, MaxAttempts: c.MaxAttempts, Backoff: c.Backoff, Queue: c.Queue, AnswerLinks: c.AnswerLinks, AllowGrants: c.AllowGrants}
-		if c.Kind == notify.Webhook || c.SecretEnv != "" {
-			secret, err := notify.SecretFrom(c.SecretEnv, os.Getenv)
-			if err != nil {
-				return nil, fmt.Errorf("config notify.sinks %s: %w", c.Name, err)
-			}
-			s.Secret = secret
+		s, err := sinkOf(c, os.Getenv)
+		if err != nil {
+			return nil, fmt.Errorf("config notify.sinks %s: %w", c.Name, err)
 		}
 		opts.Sinks = append(opts.Sinks, s)
 	}

@@ -79,6 +79,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (s *Service, err 
 			s = nil
 		}
 	}()
+	if err := CheckError(config.Origin{}, Check(cfg, os.Getenv)); err != nil {
+		return s, err
+	}
 	if s.Logger == nil {
 		if s.Logger, err = NewLogger(cfg.Log); err != nil {
 			return s, err
