@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"math/big"
 	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -136,5 +138,57 @@ func TestServeRefusesTokensInPlaintextOffLoopback(t *testing.T) {
 	out, err = pdpProcess([]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "pdp.db"), "--config", half}, tokenEnv...).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "server.tls_key_file (PDP_SERVER_TLS_KEY_FILE) is missing") {
 		t.Fatalf("a certificate without its key: %v\n%s", err, out)
+	}
+}
+
+// TestTheFirstTryWithTLSWorksOnOneMachine runs docs/operations.md's
+// "first try" as written: its openssl command, serve with the two
+// variables on loopback, and pdp asks trusting the certificate.
+func TestTheFirstTryWithTLSWorksOnOneMachine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server process")
+	}
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("no openssl")
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	at := strings.Index(text, "A self-signed certificate for a first try, on one machine")
+	if at < 0 {
+		t.Fatal("docs/operations.md has no first try with TLS")
+	}
+	block := text[at:]
+	block = block[strings.Index(block, "```sh\n")+len("```sh\n"):]
+	block = block[:strings.Index(block, "```")]
+	var openssl string
+	for _, line := range strings.Split(strings.ReplaceAll(block, "\\\n", " "), "\n") {
+		if strings.HasPrefix(line, "openssl req") {
+			openssl = line
+		}
+		if strings.Contains(line, "pdp serve") && !strings.Contains(line, "PDP_SERVER_TLS_CERT_FILE=tls.crt PDP_SERVER_TLS_KEY_FILE=tls.key") {
+			t.Fatalf("the documented serve line changed; update this test: %q", line)
+		}
+	}
+	if openssl == "" {
+		t.Fatalf("no openssl command in the block:\n%s", block)
+	}
+	dir := t.TempDir()
+	gen := exec.Command("sh", "-c", openssl)
+	gen.Dir = dir
+	if out, err := gen.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", openssl, err, out)
+	}
+	cmd := pdpProcess([]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "pdp.db")},
+		"PDP_SERVER_TLS_CERT_FILE=tls.crt", "PDP_SERVER_TLS_KEY_FILE=tls.key")
+	cmd.Dir = dir
+	base, _ := testserver.Process(t, cmd, 30*time.Second)
+	if !strings.HasPrefix(base, "https://127.0.0.1:") {
+		t.Fatalf("serving on %s, want https on loopback", base)
+	}
+	if r := runPDPProcess(t, dir, "asks", "--url", base, "--ca-file", "tls.crt"); r.status != 0 {
+		t.Fatalf("pdp asks --ca-file tls.crt, as documented:\n%s", r)
 	}
 }
