@@ -190,7 +190,8 @@ func TestHookBinaryInit(t *testing.T) {
 	bin := buildHookBinary(t)
 	home, project := t.TempDir(), t.TempDir()
 
-	r := runProcess(t, exec.Command(bin, "init", "--agent", "claude-code", "--url", srv.URL), "", "HOME="+home, "CODEX_HOME=")
+	// pdp-hook is on the PATH the agent will see (TestInitNamesAPdpTheAgentCanRun: where it is not).
+	r := runProcess(t, exec.Command(bin, "init", "--agent", "claude-code", "--url", srv.URL), "", "HOME="+home, "CODEX_HOME=", "PATH="+filepath.Dir(bin)+":/usr/bin:/bin")
 	if r.exit != 0 {
 		t.Fatalf("pdp-hook init: %+v", r)
 	}

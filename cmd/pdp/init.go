@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -37,7 +38,10 @@ Claude Code, Codex and Gemini CLI run the tool; Cursor's entry is
 "pdp hook cursor" with "failClosed": true. --hook-binary names the program
 the hook runs: pdp-hook (the laptop's binary, which asks a server and
 leaves the server's parts out) or a path to pdp or pdp-hook; pdp-hook init
-writes pdp-hook by default.
+writes pdp-hook by default. When that program is not on this PATH, an
+agent started from here could not run it: the hook names the absolute path
+of the running pdp instead, and says so (a temporary build of go run is only
+warned about).
 With --http (Claude Code only) it is an HTTP hook to U/v1/hooks/claude-code
 with "onFailure": "block" and the token from $PDP_TOKEN (--token-env) through
 "headers" and "allowedEnvVars".
@@ -82,6 +86,13 @@ the PDP's hook is configured.`,
 				if http && cmd.Flags().Changed("hook-binary") {
 					return errors.New("--hook-binary names the program of a command hook; an HTTP hook (--http) runs none")
 				}
+				if !http {
+					var note string
+					binary, note = hookProgram(binary, !cmd.Flags().Changed("hook-binary"))
+					if note != "" {
+						fmt.Fprintln(cmd.ErrOrStderr(), note)
+					}
+				}
 				change, err = hookconfig.Install(a, file, hookconfig.Hook{URL: url, HTTP: http, TokenEnv: tokenEnv, Binary: binary})
 			}
 			if err != nil {
@@ -99,6 +110,31 @@ the PDP's hook is configured.`,
 	cmd.Flags().BoolVar(&remove, "remove", false, "take the PDP's hook entries out")
 	cmd.Flags().StringVar(&binary, "hook-binary", binaryName, "the program the hook command runs: pdp, pdp-hook, or a path to either")
 	return cmd
+}
+
+// hookProgram is the program the hook command names, and what to tell
+// the person about it. A bare name the agent would look up on its PATH
+// is kept when it is on this PATH. When it is not, a hook that names it
+// could not run and the agent would block every tool call: the absolute
+// path of the running pdp is written instead (unless the name was given
+// with --hook-binary, or this pdp is a temporary build of go run), or a
+// warning says so.
+func hookProgram(name string, mayResolve bool) (string, string) {
+	if strings.Contains(name, "/") {
+		return name, ""
+	}
+	if _, err := exec.LookPath(name); err == nil {
+		return name, ""
+	}
+	notOnPath := fmt.Sprintf("%s is not on this PATH (%s)", name, os.Getenv("PATH"))
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if mayResolve && err == nil && strings.TrimSuffix(filepath.Base(exe), ".exe") == name && !strings.Contains(exe, "go-build") && !strings.ContainsAny(exe, " \t'\"") {
+		return exe, fmt.Sprintf("%s: the hook runs %s", notOnPath, exe)
+	}
+	return name, fmt.Sprintf("warning: %s: an agent started with it could not run the hook and would block every tool call. Install %s on the agent's PATH, or give --hook-binary /path/to/%s.", notOnPath, name, name)
 }
 
 func agentNames() string {

@@ -231,3 +231,54 @@ func TestREADMEAgentSections(t *testing.T) {
 		})
 	}
 }
+
+// TestInitNamesAPdpTheAgentCanRun: where pdp is not on the PATH the
+// agent will see, the hook names the absolute path of the pdp that wrote
+// it; a temporary build (go run) cannot be named, and is warned about.
+func TestInitNamesAPdpTheAgentCanRun(t *testing.T) {
+	installed := filepath.Join(t.TempDir(), "bin", "pdp")
+	if err := os.MkdirAll(filepath.Dir(installed), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(installed, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hookCommand := func(home string) string {
+		raw, _ := os.ReadFile(filepath.Join(home, ".gemini", "settings.json"))
+		var s struct {
+			Hooks map[string][]struct {
+				Hooks []struct{ Command string }
+			}
+		}
+		if err := json.Unmarshal(raw, &s); err != nil || len(s.Hooks["BeforeTool"]) != 1 {
+			t.Fatalf("%s %v", raw, err)
+		}
+		return s.Hooks["BeforeTool"][0].Hooks[0].Command
+	}
+	initWith := func(program, path string) (string, pdpRun) {
+		home := t.TempDir()
+		cmd := pdpProcess([]string{"init", "--agent", "gemini-cli"}, "HOME="+home, "PATH="+path)
+		cmd.Path, cmd.Args[0] = program, program
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v\n%s%s", err, out.String(), errOut.String())
+		}
+		return hookCommand(home), pdpRun{stdout: out.String(), stderr: errOut.String()}
+	}
+
+	if command, r := initWith(installed, t.TempDir()); !strings.HasPrefix(command, installed+" hook gemini-cli") || !strings.Contains(r.stderr, "pdp is not on this PATH") {
+		t.Fatalf("pdp not on PATH: the hook should run %s: %q\n%s", installed, command, r)
+	}
+	if command, r := initWith(installed, filepath.Dir(installed)); !strings.HasPrefix(command, "pdp hook gemini-cli") || r.stderr != "" {
+		t.Fatalf("pdp on PATH: the hook should run pdp: %q\n%s", command, r)
+	}
+	// This test's own binary is a temporary build, and not named pdp.
+	if command, r := initWith(os.Args[0], t.TempDir()); !strings.HasPrefix(command, "pdp hook gemini-cli") || !strings.Contains(r.stderr, "warning: pdp is not on this PATH") || !strings.Contains(r.stderr, "--hook-binary") {
+		t.Fatalf("a temporary build: the hook keeps pdp, with a warning: %q\n%s", command, r)
+	}
+}
