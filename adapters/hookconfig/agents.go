@@ -3,52 +3,30 @@ package hookconfig
 import (
 	"errors"
 	"fmt"
+	"github.com/toolperm/pdp/adapters/hookflow"
 	"path/filepath"
 	"regexp"
 	"strings"
 )
 
-// Agent is what pdp init knows of one agent's hook configuration.
+// Agent is what pdp init knows of one agent's hook configuration: its
+// name and its settings files (hookflow.Settings, from the agent's own
+// description).
 type Agent struct {
 	// Name is the agent as pdp hook and the hook endpoint name it.
 	Name string
-	// Binaries are the agent's programs, to tell whether it is installed.
-	Binaries []string
-	// userFile and projectFile are its configuration files, relative to
-	// the home directory and to the project.
-	userFile, projectFile string
-	// events are the hook events the PDP's hook is installed for.
-	events []string
-	// matcher selects every tool ("" for none: the agent's hook entry has
-	// no matcher).
-	matcher string
-	// flat: the event's array holds the hooks themselves (Cursor), not
-	// matcher groups of them.
-	flat bool
-	// version is the top-level "version" the file must have, 0 for none.
-	version int
-	// http says the agent has HTTP hooks.
-	http bool
+	hookflow.Settings
 }
 
-// Agents are the agents pdp init configures.
-var Agents = []Agent{
-	{Name: "claude-code", Binaries: []string{"claude"}, userFile: ".claude/settings.json", projectFile: ".claude/settings.json",
-		events: []string{"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied"}, matcher: "*", http: true},
-	{Name: "codex", Binaries: []string{"codex"}, userFile: ".codex/hooks.json", projectFile: ".codex/hooks.json",
-		events: []string{"PreToolUse", "PermissionRequest", "PostToolUse"}},
-	{Name: "gemini-cli", Binaries: []string{"gemini"}, userFile: ".gemini/settings.json", projectFile: ".gemini/settings.json",
-		events: []string{"BeforeTool"}, matcher: ".*"},
-	{Name: "cursor", Binaries: []string{"cursor-agent", "cursor"}, userFile: ".cursor/hooks.json", projectFile: ".cursor/hooks.json",
-		events: []string{"preToolUse", "beforeShellExecution", "beforeMCPExecution", "beforeReadFile"}, flat: true, version: 1},
-}
+// For is the configuration pdp init writes for an agent.
+func For(a hookflow.Agent) Agent { return Agent{Name: a.Name, Settings: a.Settings} }
 
-// Lookup is the agent of that name.
-func Lookup(name string) (Agent, error) {
+// Lookup is the agent of that name among agents.
+func Lookup(agents []hookflow.Agent, name string) (Agent, error) {
 	var names []string
-	for _, a := range Agents {
+	for _, a := range agents {
 		if a.Name == name {
-			return a, nil
+			return For(a), nil
 		}
 		names = append(names, a.Name)
 	}
@@ -60,22 +38,24 @@ type Where struct {
 	// Project is the project directory for --project, "" for the user's
 	// file.
 	Project string
-	// Home is the user's home directory; CodexHome, when set, is
-	// Codex's ($CODEX_HOME).
-	Home, CodexHome string
+	// Home is the user's home directory.
+	Home string
+	// Getenv reads the variables an agent may keep its files under
+	// (Settings.HomeEnv: $CODEX_HOME); nil reads none.
+	Getenv func(string) string
 }
 
 // File is the agent's configuration file.
 func (a Agent) File(w Where) (string, error) {
 	switch {
 	case w.Project != "":
-		return filepath.Join(w.Project, a.projectFile), nil
-	case a.Name == "codex" && w.CodexHome != "":
-		return filepath.Join(w.CodexHome, "hooks.json"), nil
+		return filepath.Join(w.Project, a.ProjectFile), nil
+	case a.HomeEnv != "" && w.Getenv != nil && w.Getenv(a.HomeEnv) != "":
+		return filepath.Join(w.Getenv(a.HomeEnv), filepath.Base(a.UserFile)), nil
 	case w.Home == "":
 		return "", errors.New("no home directory is known: pass --project or set HOME")
 	}
-	return filepath.Join(w.Home, a.userFile), nil
+	return filepath.Join(w.Home, a.UserFile), nil
 }
 
 // Hook is what the PDP's hook runs: a command, or an HTTP hook.
@@ -108,7 +88,7 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func (a Agent) handler(h Hook) (*object, error) {
 	o := newObject()
 	if h.HTTP {
-		if !a.http {
+		if !a.HTTP {
 			return nil, fmt.Errorf("%s has no HTTP hooks: leave out --http to install the command hook `pdp hook %s`", a.Name, a.Name)
 		}
 		tokenEnv := h.TokenEnv
@@ -147,7 +127,7 @@ func (a Agent) handler(h Hook) (*object, error) {
 		}
 		command += " --url " + h.URL
 	}
-	if !a.flat {
+	if !a.Flat {
 		// A hook that cannot run at all (pdp not on the agent's PATH, killed)
 		// exits with another status, which these agents take for a failed
 		// hook and run the tool; exit status 2 blocks in all three.
@@ -155,7 +135,7 @@ func (a Agent) handler(h Hook) (*object, error) {
 		o.set("type", "command")
 	}
 	o.set("command", command)
-	if a.flat {
+	if a.Flat {
 		// Cursor runs the action when a hook fails unless it is told not to.
 		o.set("failClosed", true)
 	}

@@ -52,23 +52,23 @@ func Install(a Agent, file string, h Hook) (Change, error) {
 		return Change{File: file}, err
 	}
 	return edit(a, file, func(root *object) ([]string, []string, error) {
-		if a.version != 0 {
+		if a.Version != 0 {
 			switch v, ok := root.get("version"); {
 			case !ok:
-				root.set("version", json.Number(fmt.Sprint(a.version)))
-			case fmt.Sprint(v) != fmt.Sprint(a.version):
-				return nil, nil, fmt.Errorf(`"version" is %v, not the %d this hook configuration is written for`, v, a.version)
+				root.set("version", json.Number(fmt.Sprint(a.Version)))
+			case fmt.Sprint(v) != fmt.Sprint(a.Version):
+				return nil, nil, fmt.Errorf(`"version" is %v, not the %d this hook configuration is written for`, v, a.Version)
 			}
 		}
-		if off, _ := root.get("disableAllHooks"); a.Name == "claude-code" && off == true {
-			return nil, nil, errors.New(`"disableAllHooks" is true, so Claude Code would run no hook of this file`)
+		if off, _ := root.get(a.OffSwitch); a.OffSwitch != "" && off == true {
+			return nil, nil, fmt.Errorf(`%q is true, so %s would run no hook of this file`, a.OffSwitch, a.Name)
 		}
 		hooks, err := hooksOf(root, true)
 		if err != nil {
 			return nil, nil, err
 		}
 		var added []string
-		for _, event := range a.events {
+		for _, event := range a.Events {
 			entries, err := eventEntries(hooks, event)
 			if err != nil {
 				return nil, nil, err
@@ -77,10 +77,10 @@ func Install(a Agent, file string, h Hook) (Change, error) {
 				continue
 			}
 			var entry any = handler
-			if !a.flat {
+			if !a.Flat {
 				group := newObject()
-				if a.matcher != "" {
-					group.set("matcher", a.matcher)
+				if a.Matcher != "" {
+					group.set("matcher", a.Matcher)
 				}
 				group.set("hooks", []any{handler})
 				entry = group
@@ -158,7 +158,7 @@ func eventEntries(hooks *object, event string) ([]any, error) {
 // with failClosed.
 func (a Agent) guarded(entries []any) bool {
 	for _, e := range entries {
-		if a.flat {
+		if a.Flat {
 			if o, ok := e.(*object); ok && a.ours(o) && o.vals["failClosed"] == true {
 				return true
 			}
@@ -168,7 +168,7 @@ func (a Agent) guarded(entries []any) bool {
 		if !ok {
 			continue
 		}
-		if m, has := g.vals["matcher"]; (a.matcher == "" && has) || (a.matcher != "" && m != a.matcher) {
+		if m, has := g.vals["matcher"]; (a.Matcher == "" && has) || (a.Matcher != "" && m != a.Matcher) {
 			continue
 		}
 		if inner, ok := g.vals["hooks"].([]any); ok {
@@ -189,7 +189,7 @@ func (a Agent) guarded(entries []any) bool {
 // Install adds its own beside it.
 func (a Agent) hasExactly(entries []any, handler *object) bool {
 	for _, e := range entries {
-		if a.flat {
+		if a.Flat {
 			if same(e, handler) {
 				return true
 			}
@@ -200,7 +200,7 @@ func (a Agent) hasExactly(entries []any, handler *object) bool {
 			continue
 		}
 		m, hasMatcher := g.vals["matcher"]
-		if (a.matcher == "" && hasMatcher) || (a.matcher != "" && m != a.matcher) {
+		if (a.Matcher == "" && hasMatcher) || (a.Matcher != "" && m != a.Matcher) {
 			continue
 		}
 		if inner, ok := g.vals["hooks"].([]any); ok {
@@ -250,7 +250,7 @@ func (a Agent) without(entries []any) ([]any, bool) {
 	var kept []any
 	took := false
 	for _, e := range entries {
-		if a.flat {
+		if a.Flat {
 			if a.ours(e) {
 				took = true
 				continue
@@ -304,7 +304,7 @@ func Configured(a Agent, file string) (bool, error) {
 	if err != nil || hooks == nil {
 		return false, err
 	}
-	for _, event := range a.events {
+	for _, event := range a.Events {
 		entries, err := eventEntries(hooks, event)
 		if err != nil || !a.guarded(entries) {
 			return false, nil

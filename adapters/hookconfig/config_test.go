@@ -9,11 +9,12 @@ import (
 	"testing"
 
 	"github.com/toolperm/pdp/adapters/hookconfig"
+	"github.com/toolperm/pdp/internal/agents"
 )
 
 func agent(t *testing.T, name string) hookconfig.Agent {
 	t.Helper()
-	a, err := hookconfig.Lookup(name)
+	a, err := hookconfig.Lookup(agents.All, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,5 +235,22 @@ func TestRemoveTakesExactlyItsOwnEntries(t *testing.T) {
 	// Another agent's hook is not this one's.
 	if ok, _ := hookconfig.Configured(agent(t, "codex"), claude); ok {
 		t.Fatal("codex found in claude-code's entries")
+	}
+}
+
+// TestAnAgentsHomeVariableHoldsItsUserFile: $CODEX_HOME, when set, holds
+// Codex's hooks.json; unset, the home directory's .codex does.
+func TestAnAgentsHomeVariableHoldsItsUserFile(t *testing.T) {
+	codex := agent(t, "codex")
+	env := map[string]string{"CODEX_HOME": "/srv/codex"}
+	if f, err := codex.File(hookconfig.Where{Home: "/home/u", Getenv: func(k string) string { return env[k] }}); err != nil || f != "/srv/codex/hooks.json" {
+		t.Fatalf("with CODEX_HOME: %q %v", f, err)
+	}
+	if f, err := codex.File(hookconfig.Where{Home: "/home/u", Getenv: func(string) string { return "" }}); err != nil || f != "/home/u/.codex/hooks.json" {
+		t.Fatalf("without CODEX_HOME: %q %v", f, err)
+	}
+	// Another agent's files are not moved by Codex's variable.
+	if f, err := agent(t, "claude-code").File(hookconfig.Where{Home: "/home/u", Getenv: func(k string) string { return env[k] }}); err != nil || f != "/home/u/.claude/settings.json" {
+		t.Fatalf("claude-code: %q %v", f, err)
 	}
 }

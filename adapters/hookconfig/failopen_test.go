@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/toolperm/pdp/adapters/hookconfig"
+	"github.com/toolperm/pdp/internal/agents"
 )
 
 // A settings file can hold an entry that looks like the PDP's hook but
@@ -143,7 +144,8 @@ func TestConfiguredOnlyWhenEveryToolIsGuarded(t *testing.T) {
 			}
 		})
 	}
-	for _, a := range hookconfig.Agents {
+	for _, described := range agents.All {
+		a := hookconfig.For(described)
 		for _, h := range []hookconfig.Hook{{}, {HTTP: true}} {
 			if h.HTTP && a.Name != "claude-code" {
 				continue

@@ -5,38 +5,14 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/toolperm/pdp/adapters/claudecode"
-	"github.com/toolperm/pdp/adapters/codex"
-	"github.com/toolperm/pdp/adapters/cursor"
-	"github.com/toolperm/pdp/adapters/geminicli"
 	"github.com/toolperm/pdp/adapters/hookflow"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
-
-// hookAgent is an agent whose own hook input POST /v1/hooks/{agent}
-// takes and whose own output it answers.
-type hookAgent struct {
-	parse  func([]byte) (hookflow.Call, error)
-	reply  func(hookflow.Call, hookflow.Verdict) hookflow.Reply
-	canAsk func(hookflow.Call) bool
-}
-
-func always(hookflow.Call) bool { return true }
-
-func never(hookflow.Call) bool { return false }
-
-var hookAgents = map[string]hookAgent{
-	claudecode.Agent: {claudecode.Parse, claudecode.Reply, always},
-	codex.Agent:      {codex.Parse, codex.Reply, never},
-	geminicli.Agent:  {geminicli.Parse, geminicli.Reply, always},
-	cursor.Agent:     {cursor.Parse, cursor.Reply, cursor.CanAsk},
-}
 
 // hookDecisionTimeout bounds one hook decision, as the command hooks'
 // default --timeout does.
@@ -50,9 +26,9 @@ const hookCallKey = "hook_call"
 // of them then run the tool.
 func (s *Server) hookAnswers(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		a, ok := hookAgents[c.Param("agent")]
+		a, ok := s.hookAgent(c.Param("agent"))
 		if !ok {
-			return fail(http.StatusNotFound, "unknown_agent", "no hook endpoint for agent %q (one of %s)", c.Param("agent"), strings.Join(hookAgentNames(), ", "))
+			return fail(http.StatusNotFound, "unknown_agent", "no hook endpoint for agent %q (one of %s)", c.Param("agent"), strings.Join(s.hookAgentNames(), ", "))
 		}
 		err := next(c)
 		if err == nil || c.Response().Committed {
@@ -67,7 +43,7 @@ func (s *Server) hookAnswers(next echo.HandlerFunc) echo.HandlerFunc {
 			s.cfg.Logger.Error("hook request failed", "agent", c.Param("agent"), "status", ae.Status, "err", err)
 		}
 		call, _ := c.Get(hookCallKey).(hookflow.Call)
-		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, a.reply(call, hookflow.Deny(errors.New(ae.Message))).Body)
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, a.Reply(call, hookflow.Deny(errors.New(ae.Message))).Body)
 	}
 }
 
@@ -76,12 +52,21 @@ const hookRoute = "/v1/hooks/:agent"
 
 func isHookRoute(c echo.Context) bool { return c.Path() == hookRoute }
 
-func hookAgentNames() []string {
-	names := make([]string, 0, len(hookAgents))
-	for n := range hookAgents {
-		names = append(names, n)
+// hookAgent is the agent of that name among Config.Agents.
+func (s *Server) hookAgent(name string) (hookflow.Agent, bool) {
+	for _, a := range s.cfg.Agents {
+		if a.Name == name {
+			return a, true
+		}
 	}
-	sort.Strings(names)
+	return hookflow.Agent{}, false
+}
+
+func (s *Server) hookAgentNames() []string {
+	names := make([]string, 0, len(s.cfg.Agents))
+	for _, a := range s.cfg.Agents {
+		names = append(names, a.Name)
+	}
 	return names
 }
 
@@ -90,7 +75,7 @@ func hookAgentNames() []string {
 // ask for a person's answer, at most the server's longest wait), encoded
 // in the agent's own output.
 func (s *Server) hook(c echo.Context) error {
-	a := hookAgents[c.Param("agent")]
+	a, _ := s.hookAgent(c.Param("agent")) // hookAnswers found it
 	raw, err := io.ReadAll(io.LimitReader(c.Request().Body, s.cfg.MaxBodyBytes+1))
 	if err != nil {
 		return fail(http.StatusBadRequest, "invalid_json", "reading the hook event: %v", err)
@@ -98,7 +83,7 @@ func (s *Server) hook(c echo.Context) error {
 	if int64(len(raw)) > s.cfg.MaxBodyBytes {
 		return fail(http.StatusRequestEntityTooLarge, "body_too_large", "the hook event is larger than the server's limit of %d bytes (server.max_body_bytes)", s.cfg.MaxBodyBytes)
 	}
-	call, err := a.parse(raw)
+	call, err := a.Parse(raw)
 	c.Set(hookCallKey, call)
 	if err != nil {
 		return fail(http.StatusBadRequest, "invalid_event", "%v", err)
@@ -108,19 +93,19 @@ func (s *Server) hook(c echo.Context) error {
 		return err
 	}
 	o := hookflow.Options{PDP: serverPDP{s: s, c: c}, ConsoleURL: c.Scheme() + "://" + c.Request().Host + "/ui/",
-		Timeout: hookDecisionTimeout, Wait: wait, CanAsk: a.canAsk(call)}
+		Timeout: hookDecisionTimeout, Wait: wait, CanAsk: a.CanAsk(call)}
 	ctx := c.Request().Context()
 	if call.Kind == hookflow.Outcome {
 		if err := hookflow.Record(ctx, o, call); err != nil {
 			s.cfg.Logger.Warn("hook outcome not recorded", "agent", call.Agent, "err", err)
 		}
-		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, a.reply(call, hookflow.Verdict{}).Body)
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, a.Reply(call, hookflow.Verdict{}).Body)
 	}
 	v := hookflow.Decide(ctx, o, call)
 	if v.DecisionID != "" {
 		c.Set(decisionIDKey, v.DecisionID)
 	}
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, a.reply(call, v).Body)
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, a.Reply(call, v).Body)
 }
 
 // serverPDP is the flow's PDP inside the server: the core, as the

@@ -6,6 +6,7 @@ package httpapi
 import (
 	"context"
 	"embed"
+	"github.com/toolperm/pdp/adapters/hookflow"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -37,6 +38,9 @@ type Store interface {
 type Config struct {
 	Engine *pdp.Engine
 	Store  Store
+	// Agents are the agents whose own hook events POST /v1/hooks/{agent}
+	// answers (internal/agents.All); an agent not here is 404.
+	Agents []hookflow.Agent
 	// DefaultLevel and DefaultMode apply to sessions created without them.
 	DefaultLevel api.Level
 	DefaultMode  api.Mode

@@ -9,11 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/toolperm/pdp/adapters/claudecode"
-	"github.com/toolperm/pdp/adapters/codex"
-	"github.com/toolperm/pdp/adapters/cursor"
-	"github.com/toolperm/pdp/adapters/geminicli"
 	"github.com/toolperm/pdp/adapters/hookflow"
+	"github.com/toolperm/pdp/internal/agents"
 )
 
 func hookCommand() *cobra.Command {
@@ -21,36 +18,10 @@ func hookCommand() *cobra.Command {
 		Use:   "hook",
 		Short: "Agent-runtime hooks that ask the PDP before every tool call",
 	}
-	for _, a := range hookAgents {
+	for _, a := range agents.All {
 		hook.AddCommand(agentHookCommand(a))
 	}
 	return hook
-}
-
-// hookAgent is one agent's command hook: its adapter and what the
-// command says about it.
-type hookAgent struct {
-	name, short, long string
-	parse             func([]byte) (hookflow.Call, error)
-	reply             func(hookflow.Call, hookflow.Verdict) hookflow.Reply
-	// canAsk says the agent shows its own prompt for an ask of the call.
-	canAsk func(hookflow.Call) bool
-	// projectEnv is the variable the agent sets to the project root for
-	// its hooks, "" when it sets none.
-	projectEnv string
-	// levelOf maps the agent's permission mode to a level for --local.
-	levelOf func(mode, fallback string) string
-}
-
-var hookAgents = []hookAgent{
-	{name: claudecode.Agent, short: claudeCodeShort, long: claudeCodeLong, parse: claudecode.Parse, reply: claudecode.Reply,
-		canAsk: func(hookflow.Call) bool { return true }, projectEnv: "CLAUDE_PROJECT_DIR", levelOf: modeLevel},
-	{name: codex.Agent, short: codexShort, long: codexLong, parse: codex.Parse, reply: codex.Reply,
-		canAsk: func(hookflow.Call) bool { return false }, levelOf: modeLevel},
-	{name: geminicli.Agent, short: geminiShort, long: geminiLong, parse: geminicli.Parse, reply: geminicli.Reply,
-		canAsk: func(hookflow.Call) bool { return true }, projectEnv: "GEMINI_PROJECT_DIR", levelOf: fallbackLevel},
-	{name: cursor.Agent, short: cursorShort, long: cursorLong, parse: cursor.Parse, reply: cursor.Reply,
-		canAsk: cursor.CanAsk, levelOf: fallbackLevel},
 }
 
 type hookFlags struct {
@@ -60,12 +31,12 @@ type hookFlags struct {
 	timeout, wait               time.Duration
 }
 
-func agentHookCommand(a hookAgent) *cobra.Command {
+func agentHookCommand(a hookflow.Agent) *cobra.Command {
 	var f hookFlags
 	cmd := &cobra.Command{
-		Use:   a.name,
-		Short: a.short,
-		Long:  ownName(a.long),
+		Use:   a.Name,
+		Short: a.Short,
+		Long:  ownName(a.Long),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r := answerHook(cmd, a, f)
@@ -91,10 +62,10 @@ func agentHookCommand(a hookAgent) *cobra.Command {
 	project := "the project root calls must stay in"
 	without := "; without one, --local denies file calls and a server keeps the session's first cwd"
 	switch {
-	case a.projectEnv != "":
-		project += " (default $" + a.projectEnv + ")"
-	case a.name == cursor.Agent:
-		project += " (default the first of the event's workspace_roots)"
+	case a.ProjectEnv != "":
+		project += " (default $" + a.ProjectEnv + ")"
+	case a.WorkspaceHelp != "":
+		project += " (default " + a.WorkspaceHelp + ")"
 		without = "; without either, calls are denied"
 	}
 	cmd.Flags().StringVar(&f.workspaceDir, "workspace", "", project+without)
@@ -103,19 +74,19 @@ func agentHookCommand(a hookAgent) *cobra.Command {
 
 // answerHook answers one event; it never fails: every error becomes the
 // agent's deny.
-func answerHook(cmd *cobra.Command, a hookAgent, f hookFlags) hookflow.Reply {
+func answerHook(cmd *cobra.Command, a hookflow.Agent, f hookFlags) hookflow.Reply {
 	raw, err := hookflow.ReadEvent(cmd.InOrStdin())
 	var c hookflow.Call
 	if err == nil {
-		c, err = a.parse(raw)
+		c, err = a.Parse(raw)
 	}
 	if err != nil {
-		return a.reply(c, hookflow.Deny(err))
+		return a.Reply(c, hookflow.Deny(err))
 	}
 	remote := hookflow.NewRemote(f.url, os.Getenv(f.tokenEnv), pdpTransport(f.caFile))
-	o := hookflow.Options{PDP: remote, ConsoleURL: remote.ConsoleURL(), Timeout: f.timeout, Wait: f.wait, CanAsk: a.canAsk(c), Workspace: f.workspaceDir}
-	if o.Workspace == "" && a.projectEnv != "" {
-		o.Workspace = os.Getenv(a.projectEnv)
+	o := hookflow.Options{PDP: remote, ConsoleURL: remote.ConsoleURL(), Timeout: f.timeout, Wait: f.wait, CanAsk: a.CanAsk(c), Workspace: f.workspaceDir}
+	if o.Workspace == "" && a.ProjectEnv != "" {
+		o.Workspace = os.Getenv(a.ProjectEnv)
 	}
 	if f.local {
 		o.PDP = nil
@@ -127,9 +98,9 @@ func answerHook(cmd *cobra.Command, a hookAgent, f hookFlags) hookflow.Reply {
 		if err := hookflow.Record(cmd.Context(), o, c); err != nil {
 			fmt.Fprintln(cmd.ErrOrStderr(), err)
 		}
-		return a.reply(c, hookflow.Verdict{})
+		return a.Reply(c, hookflow.Verdict{})
 	}
-	return a.reply(c, hookflow.Decide(cmd.Context(), o, c))
+	return a.Reply(c, hookflow.Decide(cmd.Context(), o, c))
 }
 
 // ownName is a help text with the commands it shows named as this
@@ -147,24 +118,6 @@ func envOr(key, fallback string) string {
 	}
 	return fallback
 }
-
-// modeLevel maps Claude Code's and Codex's permission mode to a level for
-// decisions made without a server (--local), where the person who picks
-// the mode is the only user. A server keeps each session's level itself
-// and reads the mode only as a fact (input.runtime.permission_mode).
-func modeLevel(mode, fallback string) string {
-	switch mode {
-	case "plan":
-		return "READ_ONLY"
-	case "acceptEdits":
-		return "READ_WRITE"
-	case "bypassPermissions":
-		return "FULL"
-	}
-	return fallback
-}
-
-func fallbackLevel(_, fallback string) string { return fallback }
 
 // completeDecisions is the check of decide answers (hookflow) that the
 // MCP proxy's client shares with the hooks.

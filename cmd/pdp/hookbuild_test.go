@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/toolperm/pdp/internal/agents"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -159,13 +160,13 @@ func TestHookBinaryAnswersAsPdpHookDoes(t *testing.T) {
 			}
 		})
 	}
-	for _, a := range hookAgents {
-		t.Run(a.name+" flags", func(t *testing.T) {
-			want := runAgentHook(t, a.name, "", "--help")
-			got := runHookBinary(t, bin, a.name, "", "--help")
+	for _, a := range agents.All {
+		t.Run(a.Name+" flags", func(t *testing.T) {
+			want := runAgentHook(t, a.Name, "", "--help")
+			got := runHookBinary(t, bin, a.Name, "", "--help")
 			flags := func(help string) string { _, f, _ := strings.Cut(help, "\nFlags:\n"); return f }
 			if flags(got.stdout) == "" || flags(got.stdout) != flags(want.stdout) {
-				t.Fatalf("pdp-hook hook %s takes other flags:\n%s\npdp hook %s:\n%s", a.name, flags(got.stdout), a.name, flags(want.stdout))
+				t.Fatalf("pdp-hook hook %s takes other flags:\n%s\npdp hook %s:\n%s", a.Name, flags(got.stdout), a.Name, flags(want.stdout))
 			}
 		})
 	}

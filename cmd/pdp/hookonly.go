@@ -18,7 +18,7 @@ func serverCommands() []*cobra.Command { return nil }
 
 // hookLocal cannot decide: deciding in-process needs OPA, which this
 // build leaves out. The error is the call's deny.
-func hookLocal(_ context.Context, _ *cobra.Command, a hookAgent, _ hookflow.Call, _ string) (hookflow.Verdict, error) {
+func hookLocal(_ context.Context, _ *cobra.Command, a hookflow.Agent, _ hookflow.Call, _ string) (hookflow.Verdict, error) {
 	return hookflow.Verdict{}, errors.New("--local decides in-process with the policy, which pdp-hook leaves out: " +
-		"run `pdp hook " + a.name + " --local` with the full pdp, or ask a server (--url)")
+		"run `pdp hook " + a.Name + " --local` with the full pdp, or ask a server (--url)")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/adapters/hookconfig"
+	"github.com/toolperm/pdp/internal/agents"
 )
 
 func initCommand() *cobra.Command {
@@ -57,7 +58,7 @@ the PDP's hook is configured.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			home, _ := os.UserHomeDir()
-			where := hookconfig.Where{Home: home, CodexHome: os.Getenv("CODEX_HOME")}
+			where := hookconfig.Where{Home: home, Getenv: os.Getenv}
 			if project {
 				dir, err := os.Getwd()
 				if err != nil {
@@ -71,7 +72,7 @@ the PDP's hook is configured.`,
 				}
 				return listAgents(cmd, where)
 			}
-			a, err := hookconfig.Lookup(agent)
+			a, err := hookconfig.Lookup(agents.All, agent)
 			if err != nil {
 				return err
 			}
@@ -137,19 +138,14 @@ func hookProgram(name string, mayResolve bool) (string, string) {
 	return name, fmt.Sprintf("warning: %s: an agent started with it could not run the hook and would block every tool call. Install %s on the agent's PATH, or give --hook-binary /path/to/%s.", notOnPath, name, name)
 }
 
-func agentNames() string {
-	var names []string
-	for _, a := range hookconfig.Agents {
-		names = append(names, a.Name)
-	}
-	return strings.Join(names, ", ")
-}
+func agentNames() string { return strings.Join(agents.Names(), ", ") }
 
 // listAgents says, per agent, whether it is installed and which of its
 // files have the PDP's hook.
 func listAgents(cmd *cobra.Command, where hookconfig.Where) error {
 	out := cmd.OutOrStdout()
-	for _, a := range hookconfig.Agents {
+	for _, described := range agents.All {
+		a := hookconfig.For(described)
 		installed := "not found on PATH"
 		for _, bin := range a.Binaries {
 			if path, err := exec.LookPath(bin); err == nil {
@@ -158,7 +154,7 @@ func listAgents(cmd *cobra.Command, where hookconfig.Where) error {
 			}
 		}
 		var configured []string
-		places := []hookconfig.Where{{Home: where.Home, CodexHome: where.CodexHome}}
+		places := []hookconfig.Where{{Home: where.Home, Getenv: where.Getenv}}
 		if dir, err := os.Getwd(); err == nil {
 			places = append(places, hookconfig.Where{Project: dir})
 		}

@@ -27,16 +27,16 @@ func serverCommands() []*cobra.Command {
 	}
 }
 
-func hookLocal(ctx context.Context, cmd *cobra.Command, a hookAgent, c hookflow.Call, workspace string) (hookflow.Verdict, error) {
+func hookLocal(ctx context.Context, cmd *cobra.Command, a hookflow.Agent, c hookflow.Call, workspace string) (hookflow.Verdict, error) {
 	if workspace == "" {
 		if !c.FileFree {
 			hint := ""
-			if a.projectEnv != "" {
-				hint = " or set " + a.projectEnv
+			if a.ProjectEnv != "" {
+				hint = " or set " + a.ProjectEnv
 			}
 			return hookflow.Verdict{Decision: client.Deny, Reason: fmt.Sprintf("toolperm: no workspace is set, so %s (a tool that may touch files) is denied: "+
 				"pass --workspace <project dir> to `pdp hook %s --local`%s "+
-				"(the event's cwd %q is not a workspace: it follows the model's cd)", c.Tool, a.name, hint, c.Cwd)}, nil
+				"(the event's cwd %q is not a workspace: it follows the model's cd)", c.Tool, a.Name, hint, c.Cwd)}, nil
 		}
 		workspace = c.Cwd // nothing to confine
 	}
@@ -50,7 +50,7 @@ func hookLocal(ctx context.Context, cmd *cobra.Command, a hookAgent, c hookflow.
 	}
 	session := &pdp.SessionTree{
 		ID:              c.Session,
-		PermissionLevel: api.Level(a.levelOf(c.PermissionMode, cfg.Sessions.PermissionLevel)),
+		PermissionLevel: api.Level(a.LevelOf(c.PermissionMode, cfg.Sessions.PermissionLevel)),
 		Mode:            api.Mode(cfg.Sessions.Mode),
 		Workspace:       workspace,
 	}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/toolperm/pdp/internal/agents"
 	"log/slog"
 	"net"
 	"net/http"
@@ -184,6 +185,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (s *Service, err 
 	parts.Logger, parts.Observer, parts.Changes = logger, s.Metrics, s.Feed
 	api := httpapi.Config{
 		Store:        store,
+		Agents:       agents.All,
 		DefaultLevel: level, DefaultMode: mode,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxWait: cfg.Server.MaxWait, DecisionTimeout: cfg.Server.DecisionTimeout,
 		Logger: logger, Tokens: tokens, Observer: s.Metrics, TrustedProxies: proxies, Feed: s.Feed,
