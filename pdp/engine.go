@@ -24,7 +24,16 @@ type Notifier interface {
 // Assessor judges whether a shell command is dangerous. It never fails:
 // any error is its own DANGEROUS verdict, with By saying why.
 type Assessor interface {
-	Assess(ctx context.Context, command string, session *SessionTree) api.Danger
+	Assess(ctx context.Context, command AssessedCommand, session *SessionTree) api.Danger
+}
+
+// AssessedCommand is a shell command put to the assessor: the text the
+// call runs, and that text as the shell sees it (Shell.Canonical), which
+// is what a model is shown. Canonical is "" when the command has none
+// (it does not parse, or is over the limits): the assessor calls it
+// DANGEROUS without asking a model.
+type AssessedCommand struct {
+	Text, Canonical string
 }
 
 // AuditLog records a decision durably before its answer is sent.

@@ -64,7 +64,7 @@ type fixedAssessor struct {
 	calls   atomic.Int32
 }
 
-func (a *fixedAssessor) Assess(_ context.Context, _ string, _ *pdp.SessionTree) api.Danger {
+func (a *fixedAssessor) Assess(_ context.Context, _ pdp.AssessedCommand, _ *pdp.SessionTree) api.Danger {
 	a.calls.Add(1)
 	return api.Danger{Verdict: a.verdict, By: "llm"}
 }

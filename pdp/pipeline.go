@@ -175,13 +175,26 @@ func (ev evaluator) resolve(ctx context.Context, in map[string]any, explain bool
 	return evaluation{}, nil, fmt.Errorf("policy still needs facts after %d rounds", maxRounds)
 }
 
+// assessText puts the command to the assessor with its canonical text,
+// "" when the shell gives it none (it does not parse, or is over the
+// limits).
+func (pl *pipeline) assessText(ctx context.Context, s *SessionTree) api.Danger {
+	c := AssessedCommand{Text: pl.command}
+	if pl.e.c.Shell != nil {
+		if canonical, err := pl.e.c.Shell.Canonical(pl.command); err == nil {
+			c.Canonical = canonical
+		}
+	}
+	return pl.e.c.Assessor.Assess(ctx, c, s)
+}
+
 // assess asks the assessor once per decision; the parent's chain shares
 // the verdict.
 func (pl *pipeline) assess(ctx context.Context, s *SessionTree) api.Danger {
 	if pl.danger == nil {
 		d := api.Danger{Verdict: Dangerous, By: "unavailable"}
 		if pl.e.c.Assessor != nil {
-			d = pl.e.c.Assessor.Assess(ctx, pl.command, s)
+			d = pl.assessText(ctx, s)
 		}
 		pl.danger = &d
 	}

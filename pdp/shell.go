@@ -115,6 +115,11 @@ type Shell interface {
 	Parse(ctx context.Context, command string) ShellFacts
 	// FromArgv gives the facts of an argv run without a shell.
 	FromArgv(argv []string) ShellFacts
+	// Canonical is the command as the shell sees it — parsed and
+	// printed again, so comments (a favourite place for text addressed
+	// to a model) are gone — or an error when it does not parse or is
+	// over the limits. The assessor judges this text.
+	Canonical(command string) (string, error)
 }
 
 // shellJoin quotes argv into the command string the assessor sees.

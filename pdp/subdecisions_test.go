@@ -50,9 +50,9 @@ func (a *recordingAudit) last() pdp.AuditRecord {
 // engines: SAFE unless it holds "rm", "curl" or "sudo".
 type wordAssessor struct{}
 
-func (wordAssessor) Assess(_ context.Context, command string, _ *pdp.SessionTree) api.Danger {
+func (wordAssessor) Assess(_ context.Context, command pdp.AssessedCommand, _ *pdp.SessionTree) api.Danger {
 	for _, w := range []string{"rm", "curl", "sudo"} {
-		if strings.Contains(command, w) {
+		if strings.Contains(command.Text, w) {
 			return api.Danger{Verdict: pdp.Dangerous, By: "llm"}
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolperm/pdp/adapters/shell"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -104,7 +103,7 @@ func New(cfg Config) (*Assessor, error) {
 
 // Assess judges one command for a session. It never fails: problems are
 // DANGEROUS verdicts, with By saying why.
-func (a *Assessor) Assess(ctx context.Context, command string, s *pdp.SessionTree) api.Danger {
+func (a *Assessor) Assess(ctx context.Context, command pdp.AssessedCommand, s *pdp.SessionTree) api.Danger {
 	d := a.assess(ctx, command, s)
 	if a.cfg.Observer != nil {
 		a.cfg.Observer.Assessed(d.By, d.Verdict)
@@ -112,12 +111,9 @@ func (a *Assessor) Assess(ctx context.Context, command string, s *pdp.SessionTre
 	return d
 }
 
-func (a *Assessor) assess(ctx context.Context, command string, s *pdp.SessionTree) api.Danger {
-	if len(command) > a.cfg.MaxCommandBytes {
-		return api.Danger{Verdict: pdp.Dangerous, By: "screen"}
-	}
-	canonical, err := shell.Canonical(command)
-	if err != nil || canonical == "" {
+func (a *Assessor) assess(ctx context.Context, c pdp.AssessedCommand, s *pdp.SessionTree) api.Danger {
+	command, canonical := c.Text, c.Canonical
+	if len(command) > a.cfg.MaxCommandBytes || canonical == "" {
 		return api.Danger{Verdict: pdp.Dangerous, By: "screen"}
 	}
 	model := a.cfg.Model

@@ -22,6 +22,10 @@ func (Parser) FromArgv(argv []string) pdp.ShellFacts {
 	return FromArgv(argv).core()
 }
 
+// Canonical is the command as the shell sees it, comments gone
+// (Canonical).
+func (Parser) Canonical(command string) (string, error) { return Canonical(command) }
+
 // core copies the facts into the core's type.
 func (f Facts) core() pdp.ShellFacts {
 	commands := make([]pdp.ShellCommand, len(f.Commands))
