@@ -109,6 +109,39 @@ func (c *Client) Decision(ctx context.Context, decisionID string, wait time.Dura
 	return ev, err
 }
 
+// AwaitAnswer waits up to wait for a person's answer to the ask
+// decisionID, as long as the wait needs: a server caps each wait
+// (server.max_wait) and ends waits early when it stops, so it asks again
+// while time is left, at most once a second, each request bounded by
+// wait left plus perRequest. It returns the decision as it stands when
+// answered or when the wait ends (Answer nil: no answer); a runtime's
+// outcome on the ask is no answer. An answer for another decision is an
+// error.
+func (c *Client) AwaitAnswer(ctx context.Context, decisionID string, wait, perRequest time.Duration) (Event, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		left := time.Until(deadline).Truncate(time.Millisecond)
+		asked := time.Now()
+		wctx, cancel := context.WithTimeout(ctx, max(left, 0)+perRequest)
+		ev, err := c.Decision(wctx, decisionID, max(left, 0))
+		cancel()
+		if err == nil && ev.DecisionID != decisionID {
+			err = fmt.Errorf("the PDP answered with decision %q", ev.DecisionID)
+		}
+		if err != nil || ev.Answer != nil || time.Until(deadline) <= 0 {
+			return ev, err
+		}
+		// A server that ends waits early is not asked in a busy loop.
+		if pause := time.Second - time.Since(asked); pause > 0 {
+			select {
+			case <-time.After(min(pause, time.Until(deadline))):
+			case <-ctx.Done():
+				return ev, ctx.Err()
+			}
+		}
+	}
+}
+
 // Decisions returns a page of the audit trail.
 func (c *Client) Decisions(ctx context.Context, f Filter) (Page, error) {
 	var p Page

@@ -133,3 +133,41 @@ func TestRetriesOnlyConnectionErrors(t *testing.T) {
 		t.Fatalf("503: %v after %d calls", err, calls.Load())
 	}
 }
+
+// TestAwaitAnswerWaitsTheWholeWait: a server that ends each wait early
+// (its max_wait, a restart) is asked again while time is left, not in a
+// busy loop, and the answer ends the wait; a wait without an answer
+// returns the decision as it stands when it ends.
+func TestAwaitAnswerWaitsTheWholeWait(t *testing.T) {
+	var asked, answerAfter atomic.Int32
+	answerAfter.Store(3)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := asked.Add(1)
+		if n == 1 && r.URL.Query().Get("wait") == "" {
+			t.Errorf("the first request asked without a wait: %s", r.URL)
+		}
+		ev := `{"decision_id":"d1","decision":"ask"}`
+		if n >= answerAfter.Load() {
+			ev = `{"decision_id":"d1","decision":"ask","answer":{"answer":"allow_once","channel":"console"}}`
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(ev))
+	}))
+	defer srv.Close()
+	c := client.New(srv.URL)
+	start := time.Now()
+	ev, err := c.AwaitAnswer(context.Background(), "d1", 10*time.Second, time.Second)
+	if err != nil || ev.Answer == nil || ev.Answer.Answer != "allow_once" || asked.Load() != 3 {
+		t.Fatalf("got %+v %v after %d requests", ev, err, asked.Load())
+	}
+	if took := time.Since(start); took < 2*time.Second {
+		t.Fatalf("asked 3 times in %v: a busy loop", took)
+	}
+
+	asked.Store(0)
+	answerAfter.Store(100)
+	ev, err = c.AwaitAnswer(context.Background(), "d1", 1500*time.Millisecond, time.Second)
+	if err != nil || ev.Answer != nil || ev.DecisionID != "d1" || asked.Load() > 3 {
+		t.Fatalf("an unanswered wait: %+v %v after %d requests", ev, err, asked.Load())
+	}
+}

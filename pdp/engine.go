@@ -162,6 +162,15 @@ func (e *Engine) Policy() *Policy { return e.policy.Load() }
 // returns. Bad input is an *Error and no decision; every other failure
 // is a deny.
 func (e *Engine) Decide(ctx context.Context, call Call) (api.Decision, error) {
+	if err := ValidateRequest(call.Request); err != nil {
+		return api.Decision{}, err
+	}
+	return e.decideValid(ctx, call)
+}
+
+// decideValid decides a call whose request is valid (Desk validates it
+// once).
+func (e *Engine) decideValid(ctx context.Context, call Call) (api.Decision, error) {
 	if e.c.Tracer == nil {
 		return e.decide(ctx, call)
 	}
@@ -174,9 +183,6 @@ func (e *Engine) Decide(ctx context.Context, call Call) (api.Decision, error) {
 
 func (e *Engine) decide(ctx context.Context, call Call) (api.Decision, error) {
 	start := e.c.Now()
-	if err := ValidateRequest(call.Request); err != nil {
-		return api.Decision{}, err
-	}
 	if err := ValidateSession(call.Session); err != nil {
 		return api.Decision{}, err
 	}

@@ -14,9 +14,22 @@ import (
 type Error struct {
 	Code    string
 	Message string
+	// Kind, when set, is what the request ran into beyond its input
+	// (ErrNotFound, ErrConflict, ErrNotGrantable): a front end answers
+	// as it answers that kind, with Code. Unset, the input is bad.
+	Kind error
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// Unwrap is the error's kind.
+func (e *Error) Unwrap() error { return e.Kind }
+
+// Refused is an *Error of a kind: the request was understood and cannot
+// be served (kind ErrNotFound, ErrConflict, ErrNotGrantable, …).
+func Refused(kind error, code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Kind: kind}
+}
 
 func invalid(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}

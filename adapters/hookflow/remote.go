@@ -56,12 +56,17 @@ func (r Remote) Decide(ctx context.Context, req api.DecideRequest) (api.Decision
 // Answer waits for a person's answer: only an answer a person gave for
 // this very decision counts.
 func (r Remote) Answer(ctx context.Context, id string, wait time.Duration) (*api.Answer, error) {
-	ev, err := r.checked.Decision(ctx, id, wait)
+	// The whole wait, though the server caps one request's (client.AwaitAnswer).
+	ev, err := r.checked.AwaitAnswer(ctx, id, wait, answerSlack)
 	if err != nil || ev.DecisionID != id || ev.Answer == nil || ev.Answer.ReportedBy != "" {
 		return nil, err
 	}
 	return ev.Answer, nil
 }
+
+// answerSlack is how much longer than the wait left one request for an
+// answer may take (the server's answer itself, after its wait).
+const answerSlack = 5 * time.Second
 
 // RecordOutcome records the outcome of a tool use's ask.
 func (r Remote) RecordOutcome(ctx context.Context, toolUseID, outcome, channel string) error {

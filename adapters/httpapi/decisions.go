@@ -25,68 +25,24 @@ func (s *Server) getDecision(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	// Register before reading, so an answer between the read and the
-	// wait is not missed.
-	answered, release := s.waiters.watch(id)
-	defer func() { release() }()
-	rec, err := s.cfg.Store.Decision(ctx, id)
-	if err != nil {
-		return storeUnavailable(err)
-	}
 	// Checked before parking: a dispatcher cannot wait on, or learn
 	// anything of, another runtime's decision.
-	if err := s.mayRead(c, rec.SessionID, fmt.Errorf("decision %q: %w", id, pdp.ErrNotFound)); err != nil {
+	mayRead := func(rec api.Event) error {
+		return s.mayRead(c, rec.SessionID, fmt.Errorf("decision %q: %w", id, pdp.ErrNotFound))
+	}
+	park := func() func(string) {
+		ended := s.waiting(ctx, id, wait)
+		// Recorded in the store first, so that whoever reads the ask once
+		// the wait is logged sees the waiter.
+		stop := s.startWaiting(ctx, id, callerOf(c).name, wait)
+		s.cfg.Logger.Debug("waiting for an answer", "decision_id", id, "wait", wait)
+		return func(result string) { stop(); ended(result) }
+	}
+	rec, err := s.desk.Await(ctx, id, wait, mayRead, park)
+	if err != nil {
 		return err
 	}
-	if wait > 0 && rec.Decision.Decision == api.Ask && rec.Answer == nil {
-		ended := s.waiting(ctx, id, wait)
-		// Recorded in the store first, so that whoever reads the ask
-		// once the wait is logged sees the waiter.
-		defer s.startWaiting(ctx, id, callerOf(c).name, wait)()
-		s.cfg.Logger.Debug("waiting for an answer", "decision_id", id, "wait", wait)
-		result := "answered"
-		defer func() { ended(result) }()
-		timer := time.NewTimer(wait)
-		defer timer.Stop()
-		for rec.Answer == nil {
-			select {
-			case <-answered:
-				// Woken without an answer (none is sent for an outcome,
-				// but nothing else is taken for one either): wait on.
-				release()
-				answered, release = s.waiters.watch(id)
-				if rec, err = s.cfg.Store.Decision(ctx, id); err != nil {
-					result = "error"
-					return storeUnavailable(err)
-				}
-			case <-timer.C:
-				// The record as it is when the wait ends (an outcome
-				// recorded meanwhile included).
-				result = "timeout"
-				return s.decisionAsItStands(c, id)
-			case <-s.cfg.Stopping:
-				// Shutting down: the record as it stands, still pending,
-				// so the runtime asks again, of another replica or of
-				// this one once it is back.
-				result = "stopping"
-				return s.decisionAsItStands(c, id)
-			case <-ctx.Done():
-				result = "gone"
-				return ctx.Err()
-			}
-		}
-	}
 	return c.JSON(http.StatusOK, s.withWaiting(ctx, rec))
-}
-
-// decisionAsItStands answers a wait that ends without an answer with the
-// decision read again.
-func (s *Server) decisionAsItStands(c echo.Context, id string) error {
-	rec, err := s.cfg.Store.Decision(c.Request().Context(), id)
-	if err != nil {
-		return storeUnavailable(err)
-	}
-	return c.JSON(http.StatusOK, s.withWaiting(c.Request().Context(), rec))
 }
 
 type answerBody struct {
@@ -100,24 +56,11 @@ func (s *Server) answer(c echo.Context) error {
 	if err := decodeJSON(c, &b); err != nil {
 		return err
 	}
-	switch b.Answer {
-	case api.AllowOnce, api.AllowSession, api.AllowProject, api.DenyAnswer:
-	default:
-		return fail(http.StatusBadRequest, "invalid_answer", "answer must be allow_once, allow_session, allow_project or deny, got %q", b.Answer)
-	}
-	if b.Channel == "" {
-		b.Channel = "api"
-	}
-	if len(b.Channel) > 64 {
-		return fail(http.StatusBadRequest, "invalid_channel", "channel must be at most 64 characters")
-	}
 	id := c.Param("id")
-	rec, err := s.cfg.Store.AnswerDecision(c.Request().Context(), id, b.Answer, b.Channel, callerOf(c).name)
+	rec, err := s.desk.Answer(c.Request().Context(), id, b.Answer, b.Channel, callerOf(c).name)
 	if err != nil {
 		return err
 	}
-	s.waiters.notify(id)
-	s.changed()
 	c.Set(decisionIDKey, id)
 	return c.JSON(http.StatusOK, rec)
 }

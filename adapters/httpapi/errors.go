@@ -62,7 +62,13 @@ func classify(err error) *apiError {
 	case errors.As(err, &refused) && refused.Hidden == nil:
 		return fail(http.StatusForbidden, "forbidden", "%s", refused.Message)
 	case errors.As(err, &bad):
-		return &apiError{Status: http.StatusBadRequest, Code: bad.Code, Message: bad.Message}
+		status := http.StatusBadRequest
+		if bad.Kind != nil {
+			status = classify(bad.Kind).Status
+		}
+		return &apiError{Status: status, Code: bad.Code, Message: bad.Message}
+	case errors.Is(err, pdp.ErrStoreUnavailable):
+		return fail(http.StatusServiceUnavailable, "store_unavailable", "%v", err)
 	case errors.Is(err, pdp.ErrAuditUnavailable):
 		return fail(http.StatusServiceUnavailable, "audit_unavailable", "the decision could not be recorded in the audit trail; the call must not run")
 	case errors.Is(err, pdp.ErrNotFound):

@@ -129,52 +129,19 @@ func (p serverPDP) Decide(_ context.Context, r api.DecideRequest) (api.Decision,
 
 // Answer waits for a person's answer to the caller's own ask.
 func (p serverPDP) Answer(ctx context.Context, id string, wait time.Duration) (*api.Answer, error) {
-	answered, release := p.s.waiters.watch(id)
-	defer func() { release() }()
-	rec, err := p.s.cfg.Store.Decision(ctx, id)
-	if err != nil {
-		return nil, storeUnavailable(err)
-	}
-	result := "answered"
-	if rec.Answer == nil && rec.Decision.Decision == api.Ask {
-		ended := p.s.waiting(ctx, id, wait)
-		defer func() { ended(result) }()
+	park := func() func(string) {
 		p.s.cfg.Logger.Debug("holding an ask for an answer", "decision_id", id, "wait", wait)
+		return p.s.waiting(ctx, id, wait)
 	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	for rec.Answer == nil && rec.Decision.Decision == api.Ask {
-		select {
-		case <-answered:
-			release()
-			answered, release = p.s.waiters.watch(id)
-			if rec, err = p.s.cfg.Store.Decision(ctx, id); err != nil {
-				result = "error"
-				return nil, storeUnavailable(err)
-			}
-		case <-timer.C:
-			result = "timeout"
-			return nil, nil
-		case <-p.s.cfg.Stopping:
-			result = "stopping"
-			return nil, nil
-		case <-ctx.Done():
-			result = "gone"
-			return nil, ctx.Err()
-		}
-	}
-	if rec.Answer == nil || rec.Answer.ReportedBy != "" {
-		return nil, nil
+	rec, err := p.s.desk.Await(ctx, id, wait, nil, park)
+	if err != nil || rec.Answer == nil || rec.Answer.ReportedBy != "" {
+		return nil, err
 	}
 	return rec.Answer, nil
 }
 
 func (p serverPDP) RecordOutcome(ctx context.Context, toolUseID, outcome, channel string) error {
-	outcomes := pdp.Outcomes{Sessions: p.s.sessions, Store: p.s.cfg.Store}
-	_, err := outcomes.Record(ctx, toolUseID, outcome, channel, callerOf(p.c).core())
-	if err == nil {
-		p.s.changed()
-	}
+	_, err := p.s.desk.RecordOutcome(ctx, toolUseID, outcome, channel, callerOf(p.c).core())
 	if err == nil || errors.Is(err, pdp.ErrConflict) || errors.Is(err, pdp.ErrNotFound) {
 		return nil
 	}

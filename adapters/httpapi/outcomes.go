@@ -22,15 +22,13 @@ func (s *Server) outcome(c echo.Context) error {
 	if err := decodeJSON(c, &b); err != nil {
 		return err
 	}
-	outcomes := pdp.Outcomes{Sessions: s.sessions, Store: s.cfg.Store}
-	rec, err := outcomes.Record(c.Request().Context(), c.Param("id"), b.Answer, b.Channel, callerOf(c).core())
+	rec, err := s.desk.RecordOutcome(c.Request().Context(), c.Param("id"), b.Answer, b.Channel, callerOf(c).core())
 	if errors.Is(err, pdp.ErrConflict) {
 		return err
 	}
 	if err != nil {
 		return storeUnavailable(err)
 	}
-	s.changed()
 	c.Set(decisionIDKey, rec.DecisionID)
 	return c.JSON(http.StatusOK, rec)
 }

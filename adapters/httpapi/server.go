@@ -92,6 +92,16 @@ type Config struct {
 	Tracer trace.Tracer
 }
 
+// AnswerSource is a store that hears of the answers other processes
+// commit to the same database (replicas on PostgreSQL, which announce
+// them with NOTIFY). The API subscribes when its store is one, so a
+// request waiting here wakes when a person answers on another replica.
+type AnswerSource interface {
+	// OnAnswer calls fn with the decision id of every answer committed;
+	// fn does not block.
+	OnAnswer(fn func(decisionID string))
+}
+
 // Observer is told of every request and every refusal.
 type Observer interface {
 	Request(route, method string, code int, took time.Duration)
@@ -101,8 +111,8 @@ type Observer interface {
 // Server holds the API's handlers and their shared state.
 type Server struct {
 	cfg      Config
+	desk     *pdp.Desk
 	sessions *pdp.Sessions
-	waiters  *waiters
 	frames   *eventFrames
 	refusals window
 }
@@ -133,10 +143,12 @@ func New(cfg Config) *echo.Echo {
 	if cfg.MaxListArgBytes <= 0 {
 		cfg.MaxListArgBytes = 4 << 10
 	}
-	s := &Server{cfg: cfg, waiters: newWaiters(), frames: newEventFrames(), refusals: window{limit: cfg.RefusalsPerSecond},
-		sessions: &pdp.Sessions{Store: cfg.Store, DefaultLevel: cfg.DefaultLevel, DefaultMode: cfg.DefaultMode}}
+	s := &Server{cfg: cfg, frames: newEventFrames(), refusals: window{limit: cfg.RefusalsPerSecond}}
+	s.desk = pdp.NewDesk(cfg.Engine, cfg.Store, pdp.DeskOptions{DefaultLevel: cfg.DefaultLevel, DefaultMode: cfg.DefaultMode,
+		SessionTimeout: cfg.DecisionTimeout, Stopping: cfg.Stopping, Changed: s.changed})
+	s.sessions = s.desk.Sessions
 	if src, ok := cfg.Store.(AnswerSource); ok {
-		src.OnAnswer(s.waiters.notify)
+		src.OnAnswer(s.desk.Answered)
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/pdp/suggest"
 )
@@ -92,7 +91,7 @@ type acceptBody struct {
 // rule is its fingerprint can be accepted so: a grant of a shorter
 // fingerprint would allow more than the rule.
 func (s *Server) acceptSuggestion(c echo.Context) error {
-	trail, ok := s.cfg.Store.(suggest.Trail)
+	trail, ok := s.cfg.Store.(suggest.AcceptStore)
 	if !ok || s.cfg.Engine == nil {
 		return fail(http.StatusServiceUnavailable, "suggestions_unavailable", "this server has no audit trail to mine")
 	}
@@ -100,85 +99,18 @@ func (s *Server) acceptSuggestion(c echo.Context) error {
 	if err := decodeJSON(c, &b); err != nil {
 		return err
 	}
-	if b.Pattern == "" || b.SessionID == "" {
-		return fail(http.StatusBadRequest, "invalid_accept", "pattern and session_id are required")
-	}
-	ctx := c.Request().Context()
-	sess, err := s.cfg.Store.GetSession(ctx, b.SessionID)
-	if err != nil {
-		return storeUnavailable(err)
-	}
-	rootID, err := s.cfg.Store.RootID(ctx, b.SessionID)
-	if err != nil {
-		return storeUnavailable(err)
-	}
-	if root, err := s.cfg.Store.GetSession(ctx, rootID); err != nil {
-		return storeUnavailable(err)
-	} else if root.Workspace == "" {
-		return fail(http.StatusUnprocessableEntity, "not_grantable", "session %q has no workspace, so there is no project to accept for", rootID)
-	}
-	opts := suggest.Options{Since: time.Now().Add(-suggest.DefaultWindow), MinAnswers: b.MinAnswers}
+	a := suggest.Acceptance{Pattern: b.Pattern, SessionID: b.SessionID, MinAnswers: b.MinAnswers}
 	if b.Since != "" {
 		since, ok := parseSince(b.Since, time.Now())
 		if !ok {
 			return fail(http.StatusBadRequest, "invalid_since", "since must be an RFC 3339 time, a duration back from now (72h) or a number of days (14d), got %q", b.Since)
 		}
-		opts.Since = since
+		a.Since = since
 	}
-	if b.MinAnswers < 0 {
-		return fail(http.StatusBadRequest, "invalid_min_answers", "min_answers must be a whole number from 1")
-	}
-	mined, err := suggest.Suggest(ctx, s.cfg.Engine.Policy(), trail, opts)
-	if err != nil {
-		return storeUnavailable(err)
-	}
-	var sug *api.Suggestion
-	for i := range mined.Suggestions {
-		if mined.Suggestions[i].Pattern == b.Pattern {
-			sug = &mined.Suggestions[i]
-		}
-	}
-	if sug == nil || len(sug.Evidence.Examples) == 0 {
-		return fail(http.StatusNotFound, "unknown_suggestion", "%q is not a suggestion of the trail now", b.Pattern)
-	}
-	if sug.Pattern != sug.Fingerprint {
-		return fail(http.StatusUnprocessableEntity, "not_grantable", "a project grant names the fingerprint %q, which allows more than the rule %q: copy the rule as policy data instead", sug.Fingerprint, sug.Pattern)
-	}
-	example, err := s.cfg.Store.Decision(ctx, sug.Evidence.Examples[0])
-	if err != nil {
-		return storeUnavailable(err)
-	}
-	cwd := sess.Workspace
-	if cwd == "" {
-		cwd = example.Cwd
-	}
-	req := api.DecideRequest{SessionID: b.SessionID, Tool: example.Tool, Args: example.Args, Cwd: cwd}
-	tree, err := s.sessions.Resolve(ctx, req, callerOf(c).core())
-	if err != nil {
-		return storeUnavailable(err)
-	}
-	// Only a call this session would ask for, with the suggestion's
-	// fingerprint, is decided and answered.
-	sim, err := s.cfg.Engine.Simulate(ctx, pdp.Call{Request: req, Session: tree}, false)
+	rec, err := suggest.Accept(c.Request().Context(), s.desk, trail, a, callerOf(c).core(), callerOf(c).name)
 	if err != nil {
 		return err
 	}
-	if sim.Decision != api.Ask || sim.Fingerprint == nil || *sim.Fingerprint != sug.Fingerprint || !sim.Grantable {
-		return fail(http.StatusConflict, "nothing_to_accept", "%q is %s in session %q (%s), not a grantable ask", b.Pattern, sim.Decision, b.SessionID, sim.Reason)
-	}
-	d, err := s.cfg.Engine.Decide(ctx, pdp.Call{Request: req, Session: tree})
-	if err != nil {
-		return err
-	}
-	if d.Decision != api.Ask {
-		return fail(http.StatusConflict, "nothing_to_accept", "%q is %s in session %q (%s), not an ask", b.Pattern, d.Decision, b.SessionID, d.Reason)
-	}
-	rec, err := s.cfg.Store.AnswerDecision(ctx, d.DecisionID, api.AllowProject, suggest.AcceptChannel, callerOf(c).name)
-	if err != nil {
-		return err
-	}
-	s.waiters.notify(d.DecisionID)
-	s.changed()
-	c.Set(decisionIDKey, d.DecisionID)
+	c.Set(decisionIDKey, rec.DecisionID)
 	return c.JSON(http.StatusOK, rec)
 }

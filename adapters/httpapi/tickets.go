@@ -47,7 +47,7 @@ func (s *Server) answerByTicket(c echo.Context) error {
 	if err != nil {
 		return s.refuseTicket(c, err)
 	}
-	rec, err := s.cfg.Store.AnswerDecision(ctx, id, t.Answer, t.Sink, "link:"+t.Sink)
+	rec, err := s.desk.Answer(ctx, id, t.Answer, t.Sink, "link:"+t.Sink)
 	if err != nil {
 		if wantsPage(c) {
 			ae := classify(err)
@@ -55,8 +55,6 @@ func (s *Server) answerByTicket(c echo.Context) error {
 		}
 		return err
 	}
-	s.waiters.notify(id)
-	s.changed()
 	c.Set(decisionIDKey, id)
 	if wantsPage(c) {
 		return s.ticketPage(c, http.StatusOK, pageData{Title: "Answered: " + t.Answer, Event: &rec, Message: "Recorded as " + t.Answer + " (" + t.Sink + "). A runtime waiting on it has the answer."})

@@ -69,14 +69,6 @@ func (s *Server) span(ctx context.Context, name string) (context.Context, trace.
 	return s.cfg.Tracer.Start(ctx, name)
 }
 
-// endSpan ends span, with err as its status.
-func endSpan(span trace.Span, err error) {
-	if err != nil && span.IsRecording() {
-		span.SetStatus(codes.Error, err.Error())
-	}
-	span.End()
-}
-
 // waiting starts a wait for a person's answer to decision id, of at most
 // wait: its span and the observer's count. The returned func ends both
 // with how the wait ended (WaitObserver).

@@ -321,53 +321,30 @@ func (p *proxy) decide(ctx context.Context, call toolCall) (bool, string) {
 	return false, fmt.Sprintf("toolperm: denied: %s (rule %s, decision %s)", d.Reason, d.Rule, d.DecisionID)
 }
 
-// awaitPerson parks on the ask until a person answers or --wait ends;
-// the server caps one wait (server.max_wait), so it asks again while
-// time is left.
+// awaitPerson parks on the ask until a person answers or --wait ends.
 func (p *proxy) awaitPerson(ctx context.Context, call toolCall, d client.Decision) (bool, string) {
-	unanswered := fmt.Sprintf("toolperm: not run: no one answered within %s. %s (rule %s, decision %s)", p.cfg.Wait, d.Reason, d.Rule, d.DecisionID)
-	deadline := time.Now().Add(p.cfg.Wait)
-	for {
-		left := time.Until(deadline).Truncate(time.Millisecond)
-		if left <= 0 {
-			return false, unanswered
-		}
-		asked := time.Now()
-		wctx, cancel := context.WithTimeout(ctx, left+p.cfg.Timeout)
-		ev, err := p.pdp.Decision(wctx, d.DecisionID, left)
-		cancel()
-		if err == nil && ev.DecisionID != d.DecisionID {
-			err = fmt.Errorf("the PDP answered with decision %q", ev.DecisionID)
-		}
-		if err != nil {
-			p.logf("tools/call %s: waiting for decision %s: %v", call.name, d.DecisionID, err)
-			return false, fmt.Sprintf("toolperm: not run: waiting for a person's answer failed (%v). %s (rule %s, decision %s)", err, d.Reason, d.Rule, d.DecisionID)
-		}
-		if ev.Answer == nil {
-			// A server that ends waits early is not asked in a busy loop.
-			if pause := time.Second - time.Since(asked); pause > 0 {
-				select {
-				case <-time.After(pause):
-				case <-ctx.Done():
-				}
-			}
-			continue
-		}
-		// Only a person's answer decides; a runtime's outcome on the ask
-		// (ev.Outcome) is a record, never a permission.
-		a := ev.Answer
-		p.logf("tools/call %s: answered %s (%s), decision %s", call.name, a.Answer, a.Channel, d.DecisionID)
-		if a.Allows() {
-			return true, ""
-		}
-		if a.ReportedBy != "" {
-			return false, fmt.Sprintf("toolperm: not run: a runtime's report is no person's answer. %s (rule %s, decision %s)", d.Reason, d.Rule, d.DecisionID)
-		}
-		if a.Answer == api.Expired {
-			return false, fmt.Sprintf("toolperm: not run: nobody answered the ask in time (it expired) — decision %s", d.DecisionID)
-		}
-		return false, fmt.Sprintf("toolperm: denied by a person (%s) — decision %s", a.Channel, d.DecisionID)
+	ev, err := p.pdp.AwaitAnswer(ctx, d.DecisionID, p.cfg.Wait, p.cfg.Timeout)
+	if err != nil {
+		p.logf("tools/call %s: waiting for decision %s: %v", call.name, d.DecisionID, err)
+		return false, fmt.Sprintf("toolperm: not run: waiting for a person's answer failed (%v). %s (rule %s, decision %s)", err, d.Reason, d.Rule, d.DecisionID)
 	}
+	if ev.Answer == nil {
+		return false, fmt.Sprintf("toolperm: not run: no one answered within %s. %s (rule %s, decision %s)", p.cfg.Wait, d.Reason, d.Rule, d.DecisionID)
+	}
+	// Only a person's answer decides; a runtime's outcome on the ask
+	// (ev.Outcome) is a record, never a permission.
+	a := ev.Answer
+	p.logf("tools/call %s: answered %s (%s), decision %s", call.name, a.Answer, a.Channel, d.DecisionID)
+	if a.Allows() {
+		return true, ""
+	}
+	if a.ReportedBy != "" {
+		return false, fmt.Sprintf("toolperm: not run: a runtime's report is no person's answer. %s (rule %s, decision %s)", d.Reason, d.Rule, d.DecisionID)
+	}
+	if a.Answer == api.Expired {
+		return false, fmt.Sprintf("toolperm: not run: nobody answered the ask in time (it expired) — decision %s", d.DecisionID)
+	}
+	return false, fmt.Sprintf("toolperm: denied by a person (%s) — decision %s", a.Channel, d.DecisionID)
 }
 
 // workspaceMismatch is a --workspace that is not the existing session's.

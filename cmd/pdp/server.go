@@ -55,10 +55,13 @@ func hookLocal(ctx context.Context, cmd *cobra.Command, a hookflow.Agent, c hook
 		Workspace:       workspace,
 	}
 	if c.Child != "" {
-		session = &pdp.SessionTree{ID: c.Child, PermissionLevel: session.PermissionLevel, Mode: session.Mode, Workspace: session.Workspace, Parent: session}
+		session = pdp.ChildSession(session, c.Child)
 	}
 	r := c.Request()
-	d, err := engine.Decide(ctx, pdp.Call{Request: api.DecideRequest{SessionID: session.ID, Tool: r.Tool, Args: r.Args, Cwd: r.Cwd, Runtime: r.Runtime}, Session: session})
+	// No store: the session lives as long as this call (the desk decides
+	// in it as a server decides in a stored one).
+	desk := pdp.NewDesk(engine, nil, pdp.DeskOptions{})
+	d, err := desk.DecideIn(ctx, api.DecideRequest{SessionID: session.ID, Tool: r.Tool, Args: r.Args, Cwd: r.Cwd, Runtime: r.Runtime}, session)
 	if err != nil {
 		return hookflow.Verdict{}, err
 	}

@@ -1,0 +1,97 @@
+package pdp_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/toolperm/pdp/adapters/paths"
+	"github.com/toolperm/pdp/adapters/shell"
+	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/pdp"
+)
+
+func newDesk(t *testing.T, stopping <-chan struct{}) (*pdp.Desk, *sqlite.Store) {
+	t.Helper()
+	store, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "pdp.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	e := newEngine(t, pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{FollowSymlinks: true}})
+	return pdp.NewDesk(e, store, pdp.DeskOptions{Stopping: stopping}), store
+}
+
+// TestTheDeskDecidesWaitsAndAnswers: what every front end does with a
+// request, done once in the core — bad input refused before anything is
+// written, an unknown session created, an ask held until a person
+// answers, a wait that ends with the decision as it stands.
+func TestTheDeskDecidesWaitsAndAnswers(t *testing.T) {
+	stopping := make(chan struct{})
+	desk, store := newDesk(t, stopping)
+	ctx := context.Background()
+	who := pdp.Caller{Name: "runtime"}
+	ws := t.TempDir()
+
+	if _, err := desk.Decide(ctx, api.DecideRequest{SessionID: "bad id!", Tool: "Bash"}, who, false); !errors.As(err, new(*pdp.Error)) {
+		t.Fatalf("bad input: %v", err)
+	}
+	if _, err := store.GetSession(ctx, "bad id!"); !errors.Is(err, pdp.ErrNotFound) {
+		t.Fatalf("bad input created a session: %v", err)
+	}
+
+	ask := func() api.Decision {
+		d, err := desk.Decide(ctx, api.DecideRequest{SessionID: "s1", Tool: "Bash", Args: map[string]any{"command": "make check"}, Cwd: ws}, who, false)
+		if err != nil || d.Decision != api.Ask {
+			t.Fatalf("%+v %v", d, err)
+		}
+		return d
+	}
+	d := ask()
+	if s, err := store.GetSession(ctx, "s1"); err != nil || s.Owner != "runtime" || s.Workspace != ws {
+		t.Fatalf("the session the desk created: %+v %v", s, err)
+	}
+
+	// A person answers while the runtime waits.
+	var ended string
+	park := func() func(string) { return func(r string) { ended = r } }
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		if _, err := desk.Answer(ctx, d.DecisionID, api.AllowOnce, "console", "person"); err != nil {
+			t.Error(err)
+		}
+	}()
+	rec, err := desk.Await(ctx, d.DecisionID, 30*time.Second, nil, park)
+	if err != nil || rec.Answer == nil || rec.Answer.Answer != api.AllowOnce || ended != pdp.WaitAnswered {
+		t.Fatalf("answered: %+v %v (%s)", rec.Answer, err, ended)
+	}
+
+	// Nobody answers: the wait ends with the ask as it stands.
+	d = ask()
+	rec, err = desk.Await(ctx, d.DecisionID, 100*time.Millisecond, nil, park)
+	if err != nil || rec.Answer != nil || rec.Decision.Decision != api.Ask || ended != pdp.WaitTimeout {
+		t.Fatalf("timeout: %+v %v (%s)", rec, err, ended)
+	}
+
+	// The caller may be refused before anything waits.
+	refused := errors.New("not yours")
+	if _, err := desk.Await(ctx, d.DecisionID, time.Hour, func(api.Event) error { return refused }, park); !errors.Is(err, refused) {
+		t.Fatalf("check: %v", err)
+	}
+
+	// Bad answers change nothing.
+	if _, err := desk.Answer(ctx, d.DecisionID, "yes", "console", "person"); !errors.As(err, new(*pdp.Error)) {
+		t.Fatalf("answer yes: %v", err)
+	}
+
+	// Stopping ends every wait at once.
+	close(stopping)
+	start := time.Now()
+	rec, err = desk.Await(ctx, d.DecisionID, time.Hour, nil, park)
+	if err != nil || rec.Answer != nil || ended != pdp.WaitStopping || time.Since(start) > 10*time.Second {
+		t.Fatalf("stopping: %+v %v (%s)", rec, err, ended)
+	}
+}
