@@ -3,6 +3,7 @@ package policysource
 import (
 	"context"
 	"errors"
+	"github.com/toolperm/pdp/internal/filewatch"
 	"log/slog"
 	"net/http"
 	"os"
@@ -10,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -93,39 +93,14 @@ func (w *Watcher) Run(ctx context.Context) {
 	if kind == Builtin {
 		return
 	}
-	var events <-chan fsnotify.Event
-	if kind == Directory || kind == Tarball {
-		if fw, err := fsnotify.NewWatcher(); err != nil {
-			w.opts.Logger.Warn("no file watch; polling only", "err", err)
-		} else {
-			defer fw.Close()
-			dir := w.cfg.Path
-			if kind == Tarball {
-				dir = filepath.Dir(w.cfg.Path)
-			}
-			if err := fw.Add(dir); err != nil {
-				w.opts.Logger.Warn("no file watch; polling only", "dir", dir, "err", err)
-			}
-			events = fw.Events
-		}
+	var dirs []string
+	switch kind {
+	case Directory:
+		dirs = []string{w.cfg.Path}
+	case Tarball:
+		dirs = []string{filepath.Dir(w.cfg.Path)}
 	}
-	ticker := time.NewTicker(w.opts.Poll)
-	defer ticker.Stop()
-	// File events come in bursts (write, chmod, rename): settle first.
-	var settle <-chan time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-events:
-			settle = time.After(200 * time.Millisecond)
-		case <-settle:
-			settle = nil
-			w.Reload(ctx)
-		case <-ticker.C:
-			w.Reload(ctx)
-		}
-	}
+	filewatch.Run(ctx, filewatch.Options{Dirs: dirs, Poll: w.opts.Poll, Logger: w.opts.Logger}, func() { w.Reload(ctx) })
 }
 
 // Reload makes one attempt: load the source; if it changed, compile and

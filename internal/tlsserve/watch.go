@@ -2,14 +2,13 @@ package tlsserve
 
 import (
 	"context"
+	"github.com/toolperm/pdp/internal/filewatch"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 )
 
 // WatchOptions configure Watch.
@@ -47,38 +46,9 @@ func (c *Certificate) Watch(ctx context.Context, opts WatchOptions) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	var events <-chan fsnotify.Event
-	if fw, err := fsnotify.NewWatcher(); err != nil {
-		opts.Logger.Warn("no file watch of the TLS certificate; SIGHUP and polling only", "err", err)
-	} else {
-		defer fw.Close()
-		for _, dir := range uniqueDirs(c.certFile, c.keyFile) {
-			if err := fw.Add(dir); err != nil {
-				opts.Logger.Warn("no file watch of the TLS certificate; SIGHUP and polling only", "dir", dir, "err", err)
-			}
-		}
-		events = fw.Events
-	}
 	c.warnExpiry(opts.Logger)
-	ticker := time.NewTicker(opts.Poll)
-	defer ticker.Stop()
-	// File events come in bursts (write, chmod, rename): settle first.
-	var settle <-chan time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-events:
-			settle = time.After(200 * time.Millisecond)
-		case <-settle:
-			settle = nil
-			c.reload(opts)
-		case <-ticker.C:
-			c.reload(opts)
-		case <-hup:
-			c.reload(opts)
-		}
-	}
+	filewatch.Run(ctx, filewatch.Options{Dirs: uniqueDirs(c.certFile, c.keyFile), Poll: opts.Poll, Signals: hup, Logger: opts.Logger,
+		NoWatch: "no file watch of the TLS certificate; SIGHUP and polling only"}, func() { c.reload(opts) })
 }
 
 func (c *Certificate) reload(opts WatchOptions) {
