@@ -15,8 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/toolperm/pdp/internal/app"
 	"github.com/toolperm/pdp/internal/config"
-	"github.com/toolperm/pdp/internal/service"
 )
 
 // exportedMetrics are the series names the server's registry exports:
@@ -28,7 +28,7 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	cfg.DB.Path = filepath.Join(t.TempDir(), "pdp.db")
 	cfg.Server.Addr = "127.0.0.1:0"
 	cfg.Notify.Sinks = []config.NotifySink{{Name: "ops", Kind: "command", Command: []string{"/bin/true"}, Events: []string{"ask"}}}
-	s, err := service.New(context.Background(), cfg, service.Options{Logger: slog.New(slog.DiscardHandler)})
+	s, err := app.New(context.Background(), cfg, app.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

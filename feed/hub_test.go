@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/pdp"
+	"github.com/toolperm/pdp/store/sqlite"
 )
 
 // countingLog is a store's change log that counts what the hub asks of it.

@@ -58,7 +58,7 @@ type ChangeLog interface {
 // notified, keeps the recent changes in memory, and hands each reader the
 // changes after the one it last saw.
 type Feed interface {
-	pdp.Notifier
+	pdp.ChangeListener
 	// Subscribe starts a reader after Seq after (below 0: from now on).
 	// ErrResumeTooOld when the log no longer holds what follows after,
 	// or never held after.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/shell"
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
+	"github.com/toolperm/pdp/store/sqlite"
 )
 
 func newDesk(t *testing.T, stopping <-chan struct{}) (*pdp.Desk, *sqlite.Store) {

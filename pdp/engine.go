@@ -13,11 +13,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Notifier is told that the store committed changes. The engine calls it
+// ChangeListener is told that the store committed changes. The engine calls it
 // after recording an ask, the API after an answer, an outcome or a level
 // change. A store shared by replicas (PostgreSQL) calls it too when
 // another replica commits a change, so every replica's readers see it.
-type Notifier interface {
+type ChangeListener interface {
 	Changed()
 }
 
@@ -68,7 +68,7 @@ type Components struct {
 	SubmemoBytes int64
 	// Changes is told when an ask is recorded (the audit log writes it to
 	// the change log), so live readers see it; may be nil.
-	Changes Notifier
+	Changes ChangeListener
 	// Tracer, when set, traces each decision (tracing.go): a span of the
 	// decision with its answer, and under it the evaluation and the
 	// audit commit. Nil: no spans, at no cost.

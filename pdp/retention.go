@@ -69,7 +69,7 @@ type Sweeper struct {
 	// the sweep answers it api.Expired (expiry.go); 0 never.
 	ExpireAfter time.Duration
 	// Changes is told when the sweep expired asks (the live feed).
-	Changes  Notifier
+	Changes  ChangeListener
 	Observer SweepObserver
 	Logger   *slog.Logger
 	Now      func() time.Time

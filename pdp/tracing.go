@@ -12,10 +12,10 @@ import (
 // The core traces a decision through OpenTelemetry's API alone
 // (go.opentelemetry.io/otel/trace): Components.Tracer, when set, starts
 // the engine's spans under the caller's; the SDK and the exporters are
-// wired by internal/service. Without a tracer nothing is started, built
+// wired by internal/app. Without a tracer nothing is started, built
 // or allocated: every span is noSpan.
 
-// Span names of a decision. The front end (adapters/httpapi) starts the
+// Span names of a decision. The front end (frontends/httpapi) starts the
 // request's span, SpanValidate, SpanSessionRead and SpanAskWait; the
 // engine SpanDecide and, under it, SpanEvaluate and SpanAuditCommit.
 const (

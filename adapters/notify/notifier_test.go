@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/toolperm/pdp/adapters/notify"
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/feed"
 	"github.com/toolperm/pdp/pdp"
+	"github.com/toolperm/pdp/store/sqlite"
 )
 
 // trail is a real SQLite store with its live feed, where the tests make

@@ -3,7 +3,7 @@
 // where a variable is unset): gRPC or HTTP with protobuf, the
 // collector's endpoint, headers, certificates, sampler and service name.
 // The core and the API trace through OpenTelemetry's API alone;
-// internal/service hands them the tracer built here.
+// internal/app hands them the tracer built here.
 package otlp
 
 import (

@@ -68,7 +68,7 @@ func gitCommit(root string) string {
 		return ""
 	}
 	c := strings.TrimSpace(string(out))
-	if st, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no", "--", "policies", "pdp", "adapters", "cmd", "internal", "api").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+	if st, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no", "--", "policies", "pdp", "adapters", "frontends", "store", "cmd", "internal", "api").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
 		c += "+dirty"
 	}
 	return c

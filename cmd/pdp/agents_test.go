@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolperm/pdp/adapters/hookconfig"
+	"github.com/toolperm/pdp/frontends/hooks/hookconfig"
 	"github.com/toolperm/pdp/internal/agents"
 )
 

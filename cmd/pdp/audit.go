@@ -16,12 +16,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/adapters/decisionlog"
-	"github.com/toolperm/pdp/adapters/postgres"
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/internal/app"
 	"github.com/toolperm/pdp/internal/config"
-	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/pdp"
+	"github.com/toolperm/pdp/store/postgres"
+	"github.com/toolperm/pdp/store/sqlite"
 )
 
 func auditCommand() *cobra.Command {
@@ -39,7 +39,7 @@ decisions, and prune deletes in short transactions between theirs.`,
 
 // openTrail opens the configured database, which must exist: a mistyped
 // path is an error, not a new empty trail.
-func openTrail(cmd *cobra.Command) (service.Database, config.Config, error) {
+func openTrail(cmd *cobra.Command) (app.Store, config.Config, error) {
 	cfg, err := loadConfig(cmd)
 	if err != nil {
 		return nil, cfg, err
@@ -52,16 +52,16 @@ func openTrail(cmd *cobra.Command) (service.Database, config.Config, error) {
 			return nil, cfg, err
 		}
 	}
-	store, err := service.OpenDatabase(cmd.Context(), cfg.DB, nil, nil)
+	store, err := app.OpenDatabase(cmd.Context(), cfg.DB, nil, nil)
 	return store, cfg, err
 }
 
 // withTrailAndPolicy opens the configured database (openTrail) and loads
 // the configured policy (replay's candidate, the policy suggestions are
 // judged by), gives both to use and closes the database.
-func withTrailAndPolicy(cmd *cobra.Command, use func(context.Context, *pdp.Policy, service.Database) error) error {
-	return withTrail(cmd, func(store service.Database, cfg config.Config) error {
-		policy, err := service.LoadPolicy(cmd.Context(), cfg.Policy)
+func withTrailAndPolicy(cmd *cobra.Command, use func(context.Context, *pdp.Policy, app.Store) error) error {
+	return withTrail(cmd, func(store app.Store, cfg config.Config) error {
+		policy, err := app.LoadPolicy(cmd.Context(), cfg.Policy)
 		if err != nil {
 			return err
 		}
@@ -71,7 +71,7 @@ func withTrailAndPolicy(cmd *cobra.Command, use func(context.Context, *pdp.Polic
 
 // withTrail opens the configured database (openTrail), gives it to use
 // and closes it.
-func withTrail(cmd *cobra.Command, use func(service.Database, config.Config) error) error {
+func withTrail(cmd *cobra.Command, use func(app.Store, config.Config) error) error {
 	store, cfg, err := openTrail(cmd)
 	if err != nil {
 		return err
@@ -83,7 +83,7 @@ func withTrail(cmd *cobra.Command, use func(service.Database, config.Config) err
 // withSQLiteFile is withTrail for the commands that work on the SQLite
 // file itself (stats, vacuum).
 func withSQLiteFile(cmd *cobra.Command, use func(*sqlite.Store, config.Config) error) error {
-	return withTrail(cmd, func(store service.Database, cfg config.Config) error {
+	return withTrail(cmd, func(store app.Store, cfg config.Config) error {
 		file, ok := store.(*sqlite.Store)
 		if !ok {
 			return fmt.Errorf("pdp audit %s works on a SQLite file; on PostgreSQL use its own tools (SELECT count(*) FROM decisions; autovacuum reuses the space of deleted events)", cmd.Name())
@@ -199,7 +199,7 @@ runs: its decisions take turns with the batches.`,
 			if err != nil {
 				return fmt.Errorf("--before %w", err)
 			}
-			return withTrail(cmd, func(store service.Database, _ config.Config) error {
+			return withTrail(cmd, func(store app.Store, _ config.Config) error {
 				return prune(cmd.Context(), store, cut, cmd.ErrOrStderr())
 			})
 		},
@@ -255,7 +255,7 @@ capability the decision found, which is in result.`,
 					return fmt.Errorf("--since %w", err)
 				}
 			}
-			return withTrail(cmd, func(store service.Database, cfg config.Config) error {
+			return withTrail(cmd, func(store app.Store, cfg config.Config) error {
 				out := cmd.OutOrStdout()
 				if output != "" && output != "-" {
 					f, err := os.OpenFile(output, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
@@ -278,7 +278,7 @@ capability the decision found, which is in result.`,
 }
 
 // export writes the events at or after since to out as decision-log lines.
-func export(ctx context.Context, store service.Database, since time.Time, out io.Writer, cfg config.DecisionLog) (int, error) {
+func export(ctx context.Context, store app.Store, since time.Time, out io.Writer, cfg config.DecisionLog) (int, error) {
 	w := decisionlog.New(out, decisionlog.Options{Mask: cfg.Mask, ReplicaID: cfg.ReplicaID})
 	n := 0
 	err := store.EachDecision(ctx, since, func(rec api.Event) error {

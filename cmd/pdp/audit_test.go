@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/store/sqlite"
 )
 
 // steadyLoad posts decisions from four clients, each one every 10 ms,

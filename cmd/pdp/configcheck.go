@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/toolperm/pdp/internal/app"
 	"github.com/toolperm/pdp/internal/config"
-	"github.com/toolperm/pdp/internal/service"
 )
 
 func configCommand() *cobra.Command {
@@ -81,5 +81,5 @@ func checkedConfig(path string, required bool, environ []string) (config.Config,
 		}
 		return ""
 	}
-	return cfg, warnings, service.CheckError(origin, service.Check(cfg, getenv))
+	return cfg, warnings, app.CheckError(origin, app.Check(cfg, getenv))
 }

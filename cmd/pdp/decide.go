@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/api"
-	"github.com/toolperm/pdp/internal/service"
+	"github.com/toolperm/pdp/internal/app"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -45,7 +45,7 @@ any decision; non-zero with an error on stderr for bad input.`,
 				return err
 			}
 			call.Explain = explain
-			engine, err := service.LocalEngine(cmd.Context(), cfg, nil)
+			engine, err := app.LocalEngine(cmd.Context(), cfg, nil)
 			if err != nil {
 				return err
 			}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/toolperm/pdp/adapters/hookflow"
+	"github.com/toolperm/pdp/frontends/hooks/hookflow"
 	"github.com/toolperm/pdp/internal/agents"
 )
 

@@ -21,7 +21,7 @@ import (
 // are "make check" and "make docs".
 func agentEvent(t *testing.T, agent, name string) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "adapters", agent, "testdata", name))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "frontends", "hooks", agent, "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/client"
+	"github.com/toolperm/pdp/frontends/httpapi"
 	"github.com/toolperm/pdp/internal/testserver"
 	"github.com/toolperm/pdp/pdp"
 )

@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/client"
 	"github.com/toolperm/pdp/internal/testserver"
+	"github.com/toolperm/pdp/store/sqlite"
 )
 
-const payloads = "../../adapters/claudecode/testdata"
+const payloads = "../../frontends/hooks/claudecode/testdata"
 
 type hookAnswer struct {
 	HookSpecificOutput struct {

@@ -76,9 +76,9 @@ func TestHookBuildLinksNoServerParts(t *testing.T) {
 		"github.com/mattn/go-sqlite3",
 		"github.com/jackc/pgx",
 		"github.com/toolperm/pdp/pdp",
-		"github.com/toolperm/pdp/internal/service",
-		"github.com/toolperm/pdp/adapters/sqlite",
-		"github.com/toolperm/pdp/adapters/postgres",
+		"github.com/toolperm/pdp/internal/app",
+		"github.com/toolperm/pdp/store/sqlite",
+		"github.com/toolperm/pdp/store/postgres",
 		"runtime/cgo",
 	}
 	for _, target := range []string{"linux/amd64", "darwin/arm64", "windows/amd64"} {
@@ -93,7 +93,7 @@ func TestHookBuildLinksNoServerParts(t *testing.T) {
 				t.Fatalf("go list: %v\n%s", err, errOut.String())
 			}
 			deps := strings.Fields(string(out))
-			if !contains(deps, "github.com/toolperm/pdp/adapters/claudecode") {
+			if !contains(deps, "github.com/toolperm/pdp/frontends/hooks/claudecode") {
 				t.Fatalf("go list -deps names no hook adapter: %q", deps)
 			}
 			for _, dep := range deps {

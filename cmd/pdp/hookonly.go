@@ -7,7 +7,7 @@ import (
 	"errors"
 
 	"github.com/spf13/cobra"
-	"github.com/toolperm/pdp/adapters/hookflow"
+	"github.com/toolperm/pdp/frontends/hooks/hookflow"
 )
 
 // binaryName is the command's name: the hook build is pdp-hook.

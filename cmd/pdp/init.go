@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/toolperm/pdp/adapters/hookconfig"
+	"github.com/toolperm/pdp/frontends/hooks/hookconfig"
 	"github.com/toolperm/pdp/internal/agents"
 )
 

@@ -7,8 +7,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/toolperm/pdp/internal/app"
 	"github.com/toolperm/pdp/internal/config"
-	"github.com/toolperm/pdp/internal/service"
 )
 
 // loadConfig reads --config (required only when given explicitly) and the
@@ -21,14 +21,14 @@ func loadConfig(cmd *cobra.Command) (config.Config, error) {
 }
 
 // loadServeConfig is loadConfig and every check serve makes of the
-// values before it starts (service.Check), each problem named by where
+// values before it starts (app.Check), each problem named by where
 // it was set, in the words of pdp config check.
 func loadServeConfig(cmd *cobra.Command) (config.Config, error) {
 	cfg, origin, err := loadConfigOrigin(cmd)
 	if err != nil {
 		return cfg, err
 	}
-	return cfg, service.CheckError(origin, service.Check(cfg, os.Getenv))
+	return cfg, app.CheckError(origin, app.Check(cfg, os.Getenv))
 }
 
 func loadConfigOrigin(cmd *cobra.Command) (config.Config, config.Origin, error) {

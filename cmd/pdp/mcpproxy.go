@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/toolperm/pdp/adapters/mcpproxy"
 	"github.com/toolperm/pdp/client"
+	"github.com/toolperm/pdp/frontends/mcpproxy"
 )
 
 func mcpProxyCommand() *cobra.Command {

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolperm/pdp/adapters/mcpproxy"
 	"github.com/toolperm/pdp/client"
+	"github.com/toolperm/pdp/frontends/mcpproxy"
 )
 
 // mcpSide is the MCP client's side of a real `pdp mcp-proxy` process

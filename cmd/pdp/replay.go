@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/api"
-	"github.com/toolperm/pdp/internal/service"
+	"github.com/toolperm/pdp/internal/app"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -53,7 +53,7 @@ Safe while a server runs on the same database. Exit status 0, or 3 when
 				}
 				filter.Since = t
 			}
-			return withTrailAndPolicy(cmd, func(ctx context.Context, policy *pdp.Policy, store service.Database) error {
+			return withTrailAndPolicy(cmd, func(ctx context.Context, policy *pdp.Policy, store app.Store) error {
 				start := time.Now()
 				report, err := pdp.Impact(ctx, policy, store, filter, func(n int) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "replayed %d decisions…\n", n)

@@ -10,11 +10,11 @@ import (
 	"testing"
 
 	"github.com/toolperm/pdp/adapters/assessor"
-	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/frontends/httpapi"
+	"github.com/toolperm/pdp/internal/app"
 	"github.com/toolperm/pdp/internal/policytest"
-	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/internal/testserver"
 	"github.com/toolperm/pdp/pdp"
 )
@@ -33,7 +33,7 @@ func recordTrail(t *testing.T) (string, []api.Event, string) {
 		t.Fatal(err)
 	}
 	srv := testserver.New(t, testserver.Assessor(judge), testserver.Configure(func(c *httpapi.Config, _ *pdp.Components) {
-		c.Impact = service.ImpactOf(policysource.Config{}, c.Store.(pdp.RecordedDecisions))
+		c.Impact = app.ImpactOf(policysource.Config{}, c.Store.(pdp.RecordedDecisions))
 	}))
 	dbPath := srv.DBPath
 

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolperm/pdp/adapters/postgres"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/internal/pgtest"
+	"github.com/toolperm/pdp/store/postgres"
 )
 
 // replica is one `pdp serve` process on a shared PostgreSQL database.

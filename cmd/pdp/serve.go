@@ -9,8 +9,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/toolperm/pdp/internal/app"
 	"github.com/toolperm/pdp/internal/config"
-	"github.com/toolperm/pdp/internal/service"
 )
 
 func serveCommand() *cobra.Command {
@@ -52,7 +52,7 @@ audit events are committed.`,
 // serve runs the service until ctx ends. ready, when not nil, receives
 // the listening address once the service answers requests.
 func serve(ctx context.Context, cfg config.Config, ready chan<- string) error {
-	s, err := service.New(ctx, cfg, service.Options{})
+	s, err := app.New(ctx, cfg, app.Options{})
 	if err != nil {
 		return err
 	}

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/internal/testserver"
+	"github.com/toolperm/pdp/store/sqlite"
 )
 
 // TestMain lets the tests run this binary's main as a real process.

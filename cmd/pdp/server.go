@@ -7,10 +7,10 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"github.com/toolperm/pdp/adapters/hookflow"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/client"
-	"github.com/toolperm/pdp/internal/service"
+	"github.com/toolperm/pdp/frontends/hooks/hookflow"
+	"github.com/toolperm/pdp/internal/app"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -44,7 +44,7 @@ func hookLocal(ctx context.Context, cmd *cobra.Command, a hookflow.Agent, c hook
 	if err != nil {
 		return hookflow.Verdict{}, err
 	}
-	engine, err := service.LocalEngine(ctx, cfg, nil)
+	engine, err := app.LocalEngine(ctx, cfg, nil)
 	if err != nil {
 		return hookflow.Verdict{}, err
 	}

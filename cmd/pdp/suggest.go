@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/api"
-	"github.com/toolperm/pdp/internal/service"
+	"github.com/toolperm/pdp/internal/app"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/pdp/suggest"
 )
@@ -54,7 +54,7 @@ Safe while a server runs on the same database.`,
 				return fmt.Errorf("--since %w", err)
 			}
 			opts.Since = t
-			return withTrailAndPolicy(cmd, func(ctx context.Context, policy *pdp.Policy, store service.Database) error {
+			return withTrailAndPolicy(cmd, func(ctx context.Context, policy *pdp.Policy, store app.Store) error {
 				if session != "" {
 					if opts.Sessions, err = suggest.ProjectSessions(ctx, store, session); err != nil {
 						return fmt.Errorf("--session %s: %w", session, err)

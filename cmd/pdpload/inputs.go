@@ -9,8 +9,8 @@ import (
 	"io"
 
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/internal/app"
 	"github.com/toolperm/pdp/internal/config"
-	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/pdp"
 )
 
@@ -44,7 +44,7 @@ func writeInputs(ctx context.Context, w io.Writer, s stream, n, clients int) err
 func inputEngine(ctx context.Context) (*pdp.Engine, error) {
 	cfg := config.Default()
 	cfg.Policy.Path = "" // the built-in policy
-	return service.LocalEngine(ctx, cfg, nil)
+	return app.LocalEngine(ctx, cfg, nil)
 }
 
 // inputOf is the input document of one /v1/decide body in a session with

@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
+	"github.com/toolperm/pdp/store/sqlite"
 )
 
 // trailSession names the session of the i-th event: sixteen sessions

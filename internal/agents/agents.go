@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/toolperm/pdp/adapters/claudecode"
-	"github.com/toolperm/pdp/adapters/codex"
-	"github.com/toolperm/pdp/adapters/cursor"
-	"github.com/toolperm/pdp/adapters/geminicli"
-	"github.com/toolperm/pdp/adapters/hookflow"
+	"github.com/toolperm/pdp/frontends/hooks/claudecode"
+	"github.com/toolperm/pdp/frontends/hooks/codex"
+	"github.com/toolperm/pdp/frontends/hooks/cursor"
+	"github.com/toolperm/pdp/frontends/hooks/geminicli"
+	"github.com/toolperm/pdp/frontends/hooks/hookflow"
 )
 
 // All are the agents, in the order help and listings show them.

@@ -9,7 +9,7 @@ import (
 )
 
 // TestABuildWithoutCgoSaysSo builds this package with CGO_ENABLED=0 (a
-// moment: it is one file) and checks that adapters/sqlite, which needs
+// moment: it is one file) and checks that store/sqlite, which needs
 // cgo, depends on it, so its message is what such a build of pdp prints.
 func TestABuildWithoutCgoSaysSo(t *testing.T) {
 	goBin, err := exec.LookPath("go")
@@ -26,11 +26,11 @@ func TestABuildWithoutCgoSaysSo(t *testing.T) {
 		t.Fatalf("the failure does not say cgo is needed:\n%s", out)
 	}
 
-	deps, err := exec.Command(goBin, "list", "-deps", "github.com/toolperm/pdp/adapters/sqlite").Output()
+	deps, err := exec.Command(goBin, "list", "-deps", "github.com/toolperm/pdp/store/sqlite").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	if !slices.Contains(strings.Fields(string(deps)), "github.com/toolperm/pdp/internal/cgorequired") {
-		t.Fatal("adapters/sqlite does not import internal/cgorequired")
+		t.Fatal("store/sqlite does not import internal/cgorequired")
 	}
 }

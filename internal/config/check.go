@@ -19,7 +19,7 @@ import (
 // variable and its line, all in one pass, in words rather than Go's
 // (config.yaml:3: server.adress (PDP_SERVER_ADRESS): unknown key; server
 // has addr, …). Load refuses what the check finds; `pdp config check`
-// prints it. What serve refuses of the values is internal/service's
+// prints it. What serve refuses of the values is internal/app's
 // Check, which names problems by the same keys (Origin).
 
 // Origin says where each key of a loaded configuration was set: its

@@ -15,14 +15,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/policysource"
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/feed"
+	"github.com/toolperm/pdp/frontends/httpapi"
+	"github.com/toolperm/pdp/internal/app"
 	"github.com/toolperm/pdp/internal/config"
-	"github.com/toolperm/pdp/internal/service"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
+	"github.com/toolperm/pdp/store/sqlite"
 )
 
 // Server is a running PDP and the parts it was built from.
@@ -38,7 +38,7 @@ type Server struct {
 	// Feed serves the event stream.
 	Feed *feed.Hub
 	// Service is what New built, as `pdp serve` builds it.
-	Service *service.Service
+	Service *app.Service
 	close   sync.Once
 }
 
@@ -81,7 +81,7 @@ func Token(name, secret string, roles ...httpapi.Role) httpapi.Token {
 }
 
 // New starts a server over the built-in policy; it closes when t ends.
-// It is built as `pdp serve` builds one (internal/service), from the
+// It is built as `pdp serve` builds one (internal/app), from the
 // default configuration, with the store and the policy given.
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
@@ -107,7 +107,7 @@ func New(t testing.TB, opts ...Option) *Server {
 	// timeout keeps a loaded machine or the race detector from turning an
 	// answer into the fail-closed deny (tests of the timeout set their own).
 	cfg.Policy.EvalTimeout = 30 * time.Second
-	svc, err := service.New(ctx, cfg, service.Options{
+	svc, err := app.New(ctx, cfg, app.Options{
 		Store: store, Policy: policy, Logger: slog.New(slog.DiscardHandler), Configure: set.configure,
 	})
 	if err != nil {

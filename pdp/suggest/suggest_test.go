@@ -7,10 +7,10 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/client"
+	"github.com/toolperm/pdp/frontends/httpapi"
 	"github.com/toolperm/pdp/internal/testserver"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/pdp/suggest"

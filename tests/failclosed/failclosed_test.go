@@ -20,14 +20,14 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/toolperm/pdp/adapters/assessor"
-	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
-	"github.com/toolperm/pdp/adapters/sqlite"
 	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/frontends/httpapi"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
+	"github.com/toolperm/pdp/store/sqlite"
 )
 
 // setup is one scenario: the engine parts and the store options.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/store/sqlite"
 )
 
 // choices reads the fuzzer's bytes as a sequence of choices; past the

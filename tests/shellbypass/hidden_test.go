@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/store/sqlite"
 )
 
 // hidden is one way to run `git push --force` that a reading of the

@@ -26,13 +26,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolperm/pdp/adapters/httpapi"
 	"github.com/toolperm/pdp/adapters/paths"
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/adapters/shell"
-	"github.com/toolperm/pdp/adapters/sqlite"
+	"github.com/toolperm/pdp/frontends/httpapi"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/policies"
+	"github.com/toolperm/pdp/store/sqlite"
 )
 
 // workspace is every session's workspace and every call's cwd.
