@@ -148,11 +148,14 @@ operand_accesses(cmd, i) := [] if {
 	code_word(cmd, i)
 } else := accesses_of_kind(operand_kind(cmd.argv[0]), cmd, i) if i > 0
 
-# code_word: the word is a program's code, not a path it names — the text
-# after an interpreter's inline-code flag (python3 -c CODE, node -e CODE)
-# and sed's script when no -e or -f gives it. What the code does is
-# beyond the analysis (docs/security.md); taking its text for a path
-# only made every such call "may match" a path rule.
+# code_word: the word is a program's code or text, not a path it names —
+# the text after an interpreter's inline-code flag (python3 -c CODE, node
+# -e CODE), and the operand a program's description reads as text (sed's
+# script, grep's and rg's pattern, jq's filter: text_operand, effects.rego)
+# when every option of the command is one the description lists, so
+# which word is that operand is known. What code does is beyond the
+# analysis (docs/security.md); taking its text for a path only made every
+# such call "may match" a path rule.
 code_word(cmd, i) if {
 	i > 1
 	listed(cmd.argv[0], shell_interpreters)
@@ -160,20 +163,10 @@ code_word(cmd, i) if {
 }
 
 code_word(cmd, i) if {
-	listed(cmd.argv[0], {"sed"})
-	not startswith(cmd.argv[i], "-")
-	count([j | some j in numbers.range(1, i - 1); j >= 1; j < i; not sed_option_word(cmd.argv[j])]) == 0
-	not sed_script_given(cmd)
-}
-
-sed_option_word(w) if {
-	startswith(w, "-")
-	w != "-"
-}
-
-sed_script_given(cmd) if {
-	some w in cmd.argv
-	regex.match(`^(-[A-Za-z]*[ef]|--expression|--file)`, w)
+	top := described_program(cmd.argv[0])
+	[d, from] := command_description(top, cmd.argv)
+	count(described_words(d, cmd.argv, from).bad) == 0
+	text_operand(d, cmd.argv, from) == i
 }
 
 operand_kind(word) := kinds[0] if {

@@ -158,3 +158,25 @@ test_code_text_is_no_path_operand if {
 	toolperm.operand_accesses({"argv": ["sed", "-n", "p", ".env"]}, 2) == []
 	toolperm.operand_accesses({"argv": ["python3", "x.py"]}, 1) == ["read", "write"]
 }
+
+# The text operand of a described program — grep's and rg's pattern,
+# jq's filter — is no path either, once every option is one the table
+# lists; otherwise every word may be one.
+test_a_described_text_operand_is_no_path_operand if {
+	toolperm.operand_accesses({"argv": ["grep", "-rn", ".env", "src"]}, 2) == []
+	toolperm.operand_accesses({"argv": ["grep", "-rn", ".env", "src"]}, 3) == ["read"]
+	toolperm.operand_accesses({"argv": ["grep", "-A", "3", ".env", "src"]}, 3) == []
+	toolperm.operand_accesses({"argv": ["rg", "-n", "secret", ".env"]}, 3) == ["read"]
+	toolperm.operand_accesses({"argv": ["jq", ".a", "x.json"]}, 1) == []
+
+	# A pattern given by an option: the first operand is a path.
+	toolperm.operand_accesses({"argv": ["grep", "-e", "x", ".env"]}, 3) == ["read"]
+	toolperm.operand_accesses({"argv": ["grep", "-f", ".env", "x"]}, 2) != []
+
+	# An option the table does not list may take the next word as its
+	# value: nothing is taken for text.
+	toolperm.operand_accesses({"argv": ["grep", "--exclude-from", ".env", "x", "y"]}, 2) != []
+
+	# A program named by a path is not the described one.
+	toolperm.operand_accesses({"argv": ["bin/grep", "x", "y"]}, 1) != []
+}
