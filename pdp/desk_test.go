@@ -12,6 +12,8 @@ import (
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
 	"github.com/toolperm/pdp/store/sqlite"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 func newDesk(t *testing.T, stopping <-chan struct{}) (*pdp.Desk, *sqlite.Store) {
@@ -93,5 +95,30 @@ func TestTheDeskDecidesWaitsAndAnswers(t *testing.T) {
 	rec, err = desk.Await(ctx, d.DecisionID, time.Hour, nil, park)
 	if err != nil || rec.Answer != nil || ended != pdp.WaitStopping || time.Since(start) > 10*time.Second {
 		t.Fatalf("stopping: %+v %v (%s)", rec, err, ended)
+	}
+}
+
+// TestARequestIsValidatedOnce: a decision at the desk validates its
+// request once, reads its session once and decides once (one span of
+// each; the engine's path from the desk has no validation of its own).
+func TestARequestIsValidatedOnce(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tracer := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)).Tracer("test")
+	store, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "pdp.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	e := newEngine(t, pdp.Components{Audit: store, Shell: shell.Parser{}, Workspace: paths.Resolver{FollowSymlinks: true}, Tracer: tracer})
+	desk := pdp.NewDesk(e, store, pdp.DeskOptions{})
+	if _, err := desk.Decide(context.Background(), api.DecideRequest{SessionID: "s1", Tool: "Read", Args: map[string]any{"file_path": "/w/a"}, Cwd: "/w"}, pdp.Caller{}, false); err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, s := range rec.Ended() {
+		count[s.Name()]++
+	}
+	if count[pdp.SpanValidate] != 1 || count[pdp.SpanSessionRead] != 1 || count[pdp.SpanDecide] != 1 {
+		t.Fatalf("spans of one decision: %v", count)
 	}
 }
