@@ -4,18 +4,21 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/toolperm/pdp/adapters/notify"
+	"github.com/toolperm/pdp/adapters/otlp"
 	"github.com/toolperm/pdp/adapters/policysource"
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/frontends/httpapi"
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/internal/tlsserve"
 	"github.com/toolperm/pdp/pdp"
+	"github.com/toolperm/pdp/store/postgres"
 )
 
 // Problem is a value of the configuration New refuses: its key (the
@@ -90,6 +93,26 @@ func Check(cfg config.Config, getenv func(string) string) []Problem {
 	}
 	if _, err := NewAssessor(cfg.Assessor, nil); err != nil {
 		add("assessor", "%v", err)
+	}
+	if cfg.Audit.Retention < 0 {
+		add("audit.retention", "%s: want 0 (keep everything) or a positive duration", cfg.Audit.Retention)
+	}
+	if cfg.Audit.SweepInterval <= 0 {
+		add("audit.sweep_interval", "%s: want a positive duration", cfg.Audit.SweepInterval)
+	}
+	if cfg.Asks.ExpireAfter < 0 {
+		add("asks.expire_after", "%s: want 0 (never) or a positive duration", cfg.Asks.ExpireAfter)
+	}
+	if postgres.IsURL(cfg.DB.Path) && (cfg.DB.MaxConns < 0 || cfg.DB.MaxConns > 1<<16) {
+		add("db.max_conns", "%d: want 1 to 65536 (0: 10)", cfg.DB.MaxConns)
+	}
+	if _, err := otlp.Resolve(otelSettings(cfg.OTel), getenv); err != nil {
+		add("otel", "%v", err)
+	}
+	if p := cfg.DecisionLog.Path; p != "" {
+		if info, err := os.Stat(filepath.Dir(p)); err != nil || !info.IsDir() {
+			add("decision_log.path", "%s: its directory %s does not exist", p, filepath.Dir(p))
+		}
 	}
 	names := map[string]int{}
 	for i, c := range cfg.Notify.Sinks {

@@ -15,11 +15,16 @@ import (
 // tracingShutdownTimeout bounds sending the last spans on Close.
 const tracingShutdownTimeout = 5 * time.Second
 
+// otelSettings are the exporter's settings of the configuration.
+func otelSettings(cfg config.OTel) otlp.Settings {
+	return otlp.Settings{Endpoint: cfg.ExporterOTLPEndpoint, TracesEndpoint: cfg.ExporterOTLPTracesEndpoint,
+		Protocol: cfg.ExporterOTLPProtocol, ServiceVersion: buildinfo.Read().Version}
+}
+
 // openTracing starts the OTLP exporter cfg.OTel and the OTEL_*
 // variables describe; nil when neither sets an endpoint (tracing off).
 func (s *Service) openTracing(ctx context.Context, cfg config.OTel, logger *slog.Logger) (*otlp.Tracing, error) {
-	settings := otlp.Settings{Endpoint: cfg.ExporterOTLPEndpoint, TracesEndpoint: cfg.ExporterOTLPTracesEndpoint,
-		Protocol: cfg.ExporterOTLPProtocol, ServiceVersion: buildinfo.Read().Version}
+	settings := otelSettings(cfg)
 	plan, err := otlp.Resolve(settings, os.Getenv)
 	if err != nil {
 		return nil, err
