@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	gobwas "github.com/gobwas/glob"
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/storage"
 
@@ -88,6 +89,19 @@ func checkPolicyData(ctx context.Context, compiler *ast.Compiler, store storage.
 		{"data.floor", []string{"floor"}, c.floor},
 		{"data.shell.effects", []string{"shell", "effects"}, c.boolean},
 		{"data.shell.programs", []string{"shell", "programs"}, c.programs},
+		{"data.path_access", []string{"path_access"}, c.pathAccess},
+		{"data.tool_actions", []string{"tool_actions"}, c.toolActions},
+		{"data.shell.wrappers", []string{"shell", "wrappers"}, c.words},
+		{"data.shell.interpreters", []string{"shell", "interpreters"}, c.words},
+		{"data.shell.inline_code_flags", []string{"shell", "inline_code_flags"}, c.words},
+		{"data.shell.package_runners", []string{"shell", "package_runners"}, c.words},
+		{"data.shell.dangerous_words", []string{"shell", "dangerous_words"}, c.words},
+		{"data.shell.screened_variables", []string{"shell", "screened_variables"}, c.words},
+		{"data.shell.text_processors", []string{"shell", "text_processors"}, c.words},
+		{"data.shell.option_programs", []string{"shell", "option_programs"}, c.words},
+		{"data.shell.state_builtins", []string{"shell", "state_builtins"}, c.words},
+		{"data.shell.command_flags", []string{"shell", "command_flags"}, c.wordLists},
+		{"data.shell.destructive", []string{"shell", "destructive"}, c.wordLists},
 	} {
 		v, err := readData(ctx, compiler, store, t.query)
 		if err != nil {
@@ -281,11 +295,88 @@ func (c *dataChecker) str(path []string, v any) (string, bool) {
 	return s, ok
 }
 
+// pathAccess: capability → the access its path rules meet (read or
+// write); any other word would make every path rule of the capability
+// meet nothing.
+func (c *dataChecker) pathAccess(path []string, v any) {
+	m, keys, ok := c.object(path, v)
+	if !ok {
+		return
+	}
+	for _, k := range keys {
+		if !ValidPattern(k) {
+			c.add(at(path, k), "is not a capability")
+		}
+		if a, _ := m[k].(string); a != "read" && a != "write" {
+			c.add(at(path, k), "%s: want read or write", kindOf(m[k]))
+		}
+	}
+}
+
+// toolActions: tool → action argument → capability.
+func (c *dataChecker) toolActions(path []string, v any) {
+	m, keys, ok := c.object(path, v)
+	if !ok {
+		return
+	}
+	for _, tool := range keys {
+		actions, names, ok := c.object(at(path, tool), m[tool])
+		if !ok {
+			continue
+		}
+		for _, a := range names {
+			if s, _ := actions[a].(string); !ValidCapability(s) {
+				c.add(at(at(path, tool), a), "%s is not a capability", kindOf(actions[a]))
+			}
+		}
+	}
+}
+
+// words: a list of non-empty words (program names, flags, variables).
+func (c *dataChecker) words(path []string, v any) {
+	for i, w := range c.texts(path, v) {
+		if strings.TrimSpace(w) == "" {
+			c.add(atIndex(path, i), "an empty word matches nothing")
+		}
+	}
+}
+
+// wordLists: an object of lists of words (a program's flags).
+func (c *dataChecker) wordLists(path []string, v any) {
+	m, keys, ok := c.object(path, v)
+	if !ok {
+		return
+	}
+	for _, k := range keys {
+		c.words(at(path, k), m[k])
+	}
+}
+
 // floorKeys are the keys a deny-floor entry may have (floor.rego).
 var floorKeys = map[string]string{
 	"name": "string", "program": "string", "programs": "strings", "program_prefix": "string",
-	"flags": "flags", "operands": "strings", "operand_globs": "strings", "words": "strings",
-	"redirect_globs": "strings", "fork_bomb": "bool",
+	"flags": "flags", "operands": "strings", "operand_globs": "globs", "words": "strings",
+	"redirect_globs": "globs", "fork_bomb": "bool",
+}
+
+// namesSomething: a floor entry names what it meets — a program, a
+// program prefix, a fork bomb or a redirection.
+func namesSomething(m map[string]any) bool {
+	if s, _ := m["program"].(string); s != "" {
+		return true
+	}
+	if s, _ := m["program_prefix"].(string); s != "" {
+		return true
+	}
+	if b, _ := m["fork_bomb"].(bool); b {
+		return true
+	}
+	for _, k := range []string{"programs", "redirect_globs"} {
+		if l, _ := m[k].([]any); len(l) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *dataChecker) floor(path []string, v any) {
@@ -303,12 +394,25 @@ func (c *dataChecker) floor(path []string, v any) {
 		if name, _ := m["name"].(string); name == "" {
 			c.add(p, "an entry needs a name (the rule its denies name)")
 		}
+		if !namesSomething(m) {
+			c.add(p, "an entry names no program (program, programs, program_prefix), fork_bomb or redirect_globs: it can never match")
+		}
 		for _, k := range keys {
 			switch floorKeys[k] {
 			case "string":
 				c.str(at(p, k), m[k])
 			case "strings":
 				c.texts(at(p, k), m[k])
+			case "globs":
+				for j, g := range c.texts(at(p, k), m[k]) {
+					delimiters := []rune{}
+					if k == "redirect_globs" {
+						delimiters = []rune{'/'}
+					}
+					if _, err := gobwas.Compile(g, delimiters...); err != nil {
+						c.add(atIndex(at(p, k), j), "%q is not a glob: %v", truncate(g), err)
+					}
+				}
 			case "bool":
 				c.boolean(at(p, k), m[k])
 			case "flags":
@@ -318,7 +422,17 @@ func (c *dataChecker) floor(path []string, v any) {
 					continue
 				}
 				for j, g := range groups {
-					c.texts(atIndex(at(p, k), j), g)
+					spellings := c.texts(atIndex(at(p, k), j), g)
+					if len(spellings) == 0 {
+						c.add(atIndex(at(p, k), j), "an empty group of spellings: no flag can be given")
+					}
+					for n, f := range spellings {
+						// Written as the floor reads them: a short flag's letter
+						// (r) or a long one's name (recursive), without dashes.
+						if f == "" || strings.HasPrefix(f, "-") || strings.ContainsAny(f, " =\t") {
+							c.add(atIndex(atIndex(at(p, k), j), n), "%q: want a flag's letter (r) or long name (recursive), without dashes", truncate(f))
+						}
+					}
 				}
 			default:
 				c.add(at(p, k), "is not a key of a floor entry; want one of %s", strings.Join(sortedKeys(floorKeys), ", "))
@@ -337,10 +451,11 @@ var programKeys = map[string]string{
 	"write_options": "regex", "subcommands": "subcommands", "at_workspace_root": "bool", "any_words": "bool",
 }
 
-// optionSpelling is an option as the table lists it: -x, --long, -long
-// (find's), with "=" when it takes a value, "?" after a letter whose
-// value is attached, or -NUM.
-var optionSpelling = regexp.MustCompile(`^(-NUM|--?[^-=?\s][^=?\s]*[=?]?)$`)
+// optionSpelling is an option as the table lists it: a word that starts
+// with a dash (-x, --long, -long as find has them, -x= or --long= when
+// it takes a value, -x? when its value is attached, --color=never for
+// one value exactly), or -NUM.
+var optionSpelling = regexp.MustCompile(`^(-NUM|--?[^-\s]\S*)$`)
 
 func (c *dataChecker) programs(path []string, v any) {
 	m, keys, ok := c.object(path, v)
@@ -356,16 +471,37 @@ func (c *dataChecker) programs(path []string, v any) {
 	}
 }
 
+// onlyWhereRead are the keys of a description that are read only on
+// some entries: what describes a call is the sub-command's description
+// when the program has sub-commands (git status), so a key there on the
+// program's own entry, or at_workspace_root on a sub-command, would be
+// ignored, and a restriction ignored widens what is described.
+var (
+	readOnTopOnly  = map[string]bool{"subcommands": true, "at_workspace_root": true}
+	readAlsoOnTops = map[string]bool{"options": true, "effect": true}
+)
+
 func (c *dataChecker) program(path []string, v any, top bool) {
 	m, keys, ok := c.object(path, v)
 	if !ok {
 		return
 	}
-	if _, ok := m["effect"]; !ok {
+	_, hasSubs := m["subcommands"]
+	if _, ok := m["effect"]; !ok && !hasSubs {
 		c.add(path, `a description needs an "effect": none, read or write`)
 	}
 	for _, k := range keys {
 		p := at(path, k)
+		if _, known := programKeys[k]; known {
+			switch {
+			case !top && readOnTopOnly[k]:
+				c.add(p, "is read only on a program's own entry, not on a sub-command's: it would be ignored here")
+				continue
+			case top && hasSubs && !readOnTopOnly[k] && !readAlsoOnTops[k]:
+				c.add(p, "is not read on a program that has sub-commands (each sub-command's description applies): put it on each sub-command")
+				continue
+			}
+		}
 		switch programKeys[k] {
 		case "effect":
 			if s, _ := m[k].(string); s != "none" && s != "read" && s != "write" {
@@ -374,7 +510,7 @@ func (c *dataChecker) program(path []string, v any, top bool) {
 		case "options":
 			for i, o := range c.texts(p, m[k]) {
 				if !optionSpelling.MatchString(o) {
-					c.add(atIndex(p, i), "%q is not an option spelling (-x, --long, -long, with = or ? for a value, or -NUM)", truncate(o))
+					c.add(atIndex(p, i), "%q is not an option spelling (a word that starts with a dash: -x, --long, -long, -x= or --long= for a value, -x? for an attached one, or -NUM)", truncate(o))
 				}
 			}
 		case "count":

@@ -52,8 +52,33 @@ func TestPolicyDataIsChecked(t *testing.T) {
 		{"a program named by a path", func(d map[string]any) {
 			d["shell"].(map[string]any)["programs"].(map[string]any)["bin/cat"] = map[string]any{"effect": "read"}
 		}, []string{`data.shell.programs["bin/cat"]: a program is named by its bare name`}},
-		{"an option spelling", func(d map[string]any) { program(d, "cat")["options"] = []any{"-n", "n", "--x=y"} },
-			[]string{`data.shell.programs.cat.options[1]: "n" is not an option spelling`, `options[2]: "--x=y" is not an option spelling`}},
+		{"an option spelling", func(d map[string]any) { program(d, "cat")["options"] = []any{"-n", "n", "--color=never", "-"} },
+			[]string{`data.shell.programs.cat.options[1]: "n" is not an option spelling`, `options[3]: "-" is not an option spelling`}},
+		{"a restriction on a sub-command the engine reads on the program only", func(d map[string]any) {
+			program(d, "git")["subcommands"].(map[string]any)["status"].(map[string]any)["at_workspace_root"] = true
+		}, []string{"data.shell.programs.git.subcommands.status.at_workspace_root: is read only on a program's own entry"}},
+		{"a restriction on a program the engine reads on its sub-commands only", func(d map[string]any) {
+			program(d, "git")["max_operands"] = 0
+		}, []string{"data.shell.programs.git.max_operands: is not read on a program that has sub-commands"}},
+		{"floor flags written with dashes", func(d map[string]any) {
+			e := d["floor"].([]any)[0].(map[string]any)
+			e["flags"] = []any{[]any{"-r", "R"}, []any{}}
+		}, []string{`data.floor[0].flags[0][0]: "-r": want a flag's letter`, "data.floor[0].flags[1]: an empty group"}},
+		{"a floor entry that names nothing", func(d map[string]any) {
+			d["floor"] = append(d["floor"].([]any), map[string]any{"name": "x", "programs": []any{}})
+		}, []string{"an entry names no program"}},
+		{"a floor glob that does not compile", func(d map[string]any) {
+			d["floor"] = append(d["floor"].([]any), map[string]any{"name": "x", "program": "rm", "operand_globs": []any{"/etc/[a"}})
+		}, []string{`.operand_globs[0]: "/etc/[a" is not a glob`}},
+		{"a path access that is no access", func(d map[string]any) { d["path_access"].(map[string]any)["fs.read"] = "Read" },
+			[]string{`data.path_access["fs.read"]: the string "Read": want read or write`}},
+		{"a tool action that is no capability", func(d map[string]any) {
+			d["tool_actions"].(map[string]any)["shell"].(map[string]any)["write_stdin"] = "Shell Stdin"
+		}, []string{`data.tool_actions.shell.write_stdin: the string "Shell Stdin" is not a capability`}},
+		{"an empty wrapper", func(d map[string]any) {
+			sh := d["shell"].(map[string]any)
+			sh["wrappers"] = append(sh["wrappers"].([]any), " ")
+		}, []string{"data.shell.wrappers["}},
 		{"a script pattern", func(d map[string]any) { program(d, "sed")["script"] = "(" },
 			[]string{"data.shell.programs.sed.script: is not a regular expression"}},
 		{"an operand count", func(d map[string]any) { program(d, "cat")["max_operands"] = -1 },
