@@ -132,7 +132,8 @@ func hookProgram(name string, mayResolve bool) (string, string) {
 	if err == nil {
 		exe, err = filepath.EvalSymlinks(exe)
 	}
-	if mayResolve && err == nil && strings.TrimSuffix(filepath.Base(exe), ".exe") == name && !strings.Contains(exe, "go-build") && !strings.ContainsAny(exe, " \t'\"") {
+	exe = filepath.ToSlash(exe) // C:/… on Windows, as the hook command takes it
+	if mayResolve && err == nil && strings.TrimSuffix(filepath.Base(exe), ".exe") == name && !strings.Contains(exe, "go-build") && !strings.ContainsAny(exe, " \t'\"=") {
 		return exe, fmt.Sprintf("%s: the hook runs %s", notOnPath, exe)
 	}
 	return name, fmt.Sprintf("warning: %s: an agent started with it could not run the hook and would block every tool call. Install %s on the agent's PATH, or give --hook-binary /path/to/%s.", notOnPath, name, name)

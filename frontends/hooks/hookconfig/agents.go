@@ -72,8 +72,12 @@ type Hook struct {
 }
 
 // hookBinary is a program the hook command may run: pdp or pdp-hook (on
-// Windows with .exe), by name or by a path in which nothing needs quoting.
-var hookBinary = regexp.MustCompile(`^([A-Za-z0-9._/:@%+,=~-]*/)?pdp(-hook)?(\.exe)?$`)
+// Windows with .exe), by name on the agent's PATH or by an absolute path
+// (C:/… on Windows) in which nothing needs quoting. A relative path would
+// be looked up in the agent's working directory — the project, where a
+// repository could plant its own "pdp" — and a word with "=" would be
+// read by the shell as an assignment.
+var hookBinary = regexp.MustCompile(`^(([A-Za-z]:)?/[A-Za-z0-9._/@%+,~-]*/)?pdp(-hook)?(\.exe)?$`)
 
 const defaultURL = "http://127.0.0.1:8181"
 
@@ -118,7 +122,7 @@ func (a Agent) handler(h Hook) (*object, error) {
 	}
 	if !hookBinary.MatchString(binary) {
 		return nil, fmt.Errorf("--hook-binary %q: want pdp or pdp-hook (pdp.exe or pdp-hook.exe on Windows), by name on the agent's PATH "+
-			"or by a path with nothing a hook command would have to quote (no spaces or backslashes: on Windows write C:/Tools/pdp-hook.exe)", binary)
+			"or by an absolute path with nothing a hook command would have to quote (no spaces, backslashes or =; on Windows write C:/Tools/pdp-hook.exe); a relative path would be looked up in the project", binary)
 	}
 	command := binary + " hook " + a.Name
 	if h.URL != "" {

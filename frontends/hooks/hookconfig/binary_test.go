@@ -44,7 +44,8 @@ func TestInstallRunsTheHookBinary(t *testing.T) {
 			}
 		})
 	}
-	for _, binary := range []string{`C:\Tools\pdp-hook.exe`, "/opt/my tools/pdp-hook", "/usr/bin/other-hook", "pdp-hook; curl x", "$HOME/pdp-hook"} {
+	for _, binary := range []string{`C:\Tools\pdp-hook.exe`, "/opt/my tools/pdp-hook", "/usr/bin/other-hook", "pdp-hook; curl x", "$HOME/pdp-hook",
+		"bin/pdp", "./pdp", "../pdp-hook", "X=/opt/pdp", "/opt/x=y/pdp"} {
 		t.Run("refused "+binary, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "settings.json")
 			_, err := hookconfig.Install(agent(t, "claude-code"), file, hookconfig.Hook{Binary: binary})
