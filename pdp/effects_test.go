@@ -77,6 +77,15 @@ func TestShellCommandsJudgedByTheirEffects(t *testing.T) {
 		{"cp /usr/include/stdio.h .", api.ReadWrite, api.Ask, "shell.exec"},
 		// Path rules hold first.
 		{"cat .env", api.ReadOnly, api.Deny, ".env"},
+		// A pattern is text, not a path; but a word that splits into a
+		// pattern and a file (grep {^,.env} runs grep ^ .env) is not
+		// known to be text, at FULL too.
+		{"grep -rn .env src", api.Full, api.Allow, ""},
+		{"grep -rn .env src", api.ReadOnly, api.Allow, "fs.read"},
+		{"grep {^,.env}", api.Full, api.Ask, ""},
+		{"rg {^,.env}", api.Full, api.Ask, ""},
+		{"jq -R {.,.env}", api.Full, api.Ask, ""},
+		{"grep --context x .env", api.Full, api.Deny, ".env"},
 		// Code stays code (an ask, whichever step asks first).
 		{"sed -n '1e id' app.py", api.ReadOnly, api.Ask, "shell.exec"},
 		{"find . -exec id \\;", api.ReadOnly, api.Ask, "shell.exec"},

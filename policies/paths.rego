@@ -155,7 +155,8 @@ operand_accesses(cmd, i) := [] if {
 # when every option of the command is one the description lists, so
 # which word is that operand is known. What code does is beyond the
 # analysis (docs/security.md); taking its text for a path only made every
-# such call "may match" a path rule.
+# such call "may match" a path rule. A command with a word that is not
+# literal has no text operand: every word may be a path.
 code_word(cmd, i) if {
 	i > 1
 	listed(cmd.argv[0], shell_interpreters)
@@ -163,6 +164,13 @@ code_word(cmd, i) if {
 }
 
 code_word(cmd, i) if {
+	# Every word as written: a brace, a glob or an expansion in the
+	# pattern's place splits into words the program opens as files
+	# (grep {^,.env} runs grep ^ .env).
+	count(cmd.literal) == count(cmd.argv)
+	every l in cmd.literal {
+		l == true
+	}
 	top := described_program(cmd.argv[0])
 	[d, from] := command_description(top, cmd.argv)
 	count(described_words(d, cmd.argv, from).bad) == 0

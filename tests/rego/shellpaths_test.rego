@@ -146,8 +146,8 @@ test_a_command_that_could_not_be_read_may_name_any_path if {
 test_code_text_is_no_path_operand if {
 	toolperm.operand_accesses({"argv": ["python3", "-c", "print(open('$F').read())"]}, 2) == []
 	toolperm.operand_accesses({"argv": ["node", "-e", "x"]}, 2) == []
-	toolperm.operand_accesses({"argv": ["sed", "-i", "s/$A/b/", "f.py"]}, 2) == []
-	toolperm.operand_accesses({"argv": ["sed", "s/$A/b/", "f.py"]}, 1) == []
+	toolperm.operand_accesses(literal(["sed", "-i", "s/$A/b/", "f.py"]), 2) == []
+	toolperm.operand_accesses(literal(["sed", "s/$A/b/", "f.py"]), 1) == []
 
 	# The operands after it are still paths.
 	toolperm.operand_accesses({"argv": ["sed", "-i", "s/a/b/", "f.py"]}, 3) == ["read", "write"]
@@ -155,28 +155,45 @@ test_code_text_is_no_path_operand if {
 
 	# With -e the script is given there: every other word is a path.
 	toolperm.operand_accesses({"argv": ["sed", "-e", "p", ".env"]}, 3) == ["read"]
-	toolperm.operand_accesses({"argv": ["sed", "-n", "p", ".env"]}, 2) == []
+	toolperm.operand_accesses(literal(["sed", "-n", "p", ".env"]), 2) == []
 	toolperm.operand_accesses({"argv": ["python3", "x.py"]}, 1) == ["read", "write"]
 }
 
 # The text operand of a described program — grep's and rg's pattern,
-# jq's filter — is no path either, once every option is one the table
-# lists; otherwise every word may be one.
+# jq's filter — is no path either, once every word is literal and every
+# option is one the table lists; otherwise every word may be one.
 test_a_described_text_operand_is_no_path_operand if {
-	toolperm.operand_accesses({"argv": ["grep", "-rn", ".env", "src"]}, 2) == []
-	toolperm.operand_accesses({"argv": ["grep", "-rn", ".env", "src"]}, 3) == ["read"]
-	toolperm.operand_accesses({"argv": ["grep", "-A", "3", ".env", "src"]}, 3) == []
-	toolperm.operand_accesses({"argv": ["rg", "-n", "secret", ".env"]}, 3) == ["read"]
-	toolperm.operand_accesses({"argv": ["jq", ".a", "x.json"]}, 1) == []
+	toolperm.operand_accesses(literal(["grep", "-rn", ".env", "src"]), 2) == []
+	toolperm.operand_accesses(literal(["grep", "-rn", ".env", "src"]), 3) == ["read"]
+	toolperm.operand_accesses(literal(["grep", "-A", "3", ".env", "src"]), 3) == []
+	toolperm.operand_accesses(literal(["rg", "-n", "secret", ".env"]), 3) == ["read"]
+	toolperm.operand_accesses(literal(["jq", ".a", "x.json"]), 1) == []
+	toolperm.operand_accesses(literal(["sed", "-n", "p", ".env"]), 2) == []
 
 	# A pattern given by an option: the first operand is a path.
-	toolperm.operand_accesses({"argv": ["grep", "-e", "x", ".env"]}, 3) == ["read"]
-	toolperm.operand_accesses({"argv": ["grep", "-f", ".env", "x"]}, 2) != []
+	toolperm.operand_accesses(literal(["grep", "-e", "x", ".env"]), 3) == ["read"]
+	toolperm.operand_accesses(literal(["grep", "-f", ".env", "x"]), 2) != []
 
 	# An option the table does not list may take the next word as its
 	# value: nothing is taken for text.
-	toolperm.operand_accesses({"argv": ["grep", "--exclude-from", ".env", "x", "y"]}, 2) != []
+	toolperm.operand_accesses(literal(["grep", "--exclude-from", ".env", "x", "y"]), 2) != []
+
+	# BSD grep's --context takes no value: the word after it is the
+	# pattern, the next a file.
+	toolperm.operand_accesses(literal(["grep", "--context", "x", ".env"]), 3) == ["read"]
 
 	# A program named by a path is not the described one.
-	toolperm.operand_accesses({"argv": ["bin/grep", "x", "y"]}, 1) != []
+	toolperm.operand_accesses(literal(["bin/grep", "x", "y"]), 1) != []
+
+	# A word that is not literal splits into words the program opens
+	# (grep {^,.env} runs grep ^ .env): no word is text.
+	toolperm.operand_accesses({"argv": ["grep", "{^,.env}"], "literal": [true, false]}, 1) != []
+	toolperm.operand_accesses({"argv": ["jq", "-R", "{.,.env}"], "literal": [true, true, false]}, 2) != []
+	toolperm.operand_accesses({"argv": ["grep", "-v", ".env*"], "literal": [true, true, false]}, 2) != []
+	toolperm.operand_accesses({"argv": ["sed", "$S", "f"], "literal": [true, false, true]}, 1) != []
+
+	# Without the literal facts nothing is known to be text.
+	toolperm.operand_accesses({"argv": ["grep", "x", "y"]}, 1) != []
 }
+
+literal(argv) := {"argv": argv, "literal": [true | some _ in argv]}
