@@ -394,6 +394,9 @@ func (c *dataChecker) floor(path []string, v any) {
 		if name, _ := m["name"].(string); name == "" {
 			c.add(p, "an entry needs a name (the rule its denies name)")
 		}
+		if pre, _ := m["program_prefix"].(string); pre != strings.ToLower(pre) {
+			c.add(at(p, "program_prefix"), "%q: programs are compared lower-cased, so write it in lower case", truncate(pre))
+		}
 		if !namesSomething(m) {
 			c.add(p, "an entry names no program (program, programs, program_prefix), fork_bomb or redirect_globs: it can never match")
 		}

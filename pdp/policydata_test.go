@@ -67,6 +67,9 @@ func TestPolicyDataIsChecked(t *testing.T) {
 		{"a floor entry that names nothing", func(d map[string]any) {
 			d["floor"] = append(d["floor"].([]any), map[string]any{"name": "x", "programs": []any{}})
 		}, []string{"an entry names no program"}},
+		{"a floor prefix in upper case", func(d map[string]any) {
+			d["floor"] = append(d["floor"].([]any), map[string]any{"name": "x", "program_prefix": "MKFS"})
+		}, []string{`.program_prefix: "MKFS": programs are compared lower-cased`}},
 		{"a floor glob that does not compile", func(d map[string]any) {
 			d["floor"] = append(d["floor"].([]any), map[string]any{"name": "x", "program": "rm", "operand_globs": []any{"/etc/[a"}})
 		}, []string{`.operand_globs[0]: "/etc/[a" is not a glob`}},

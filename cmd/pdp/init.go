@@ -128,10 +128,10 @@ func hookProgram(name string, mayResolve bool) (string, string) {
 		return name, ""
 	}
 	notOnPath := fmt.Sprintf("%s is not on this PATH (%s)", name, os.Getenv("PATH"))
+	// The path pdp was started by, links not followed: a versioned
+	// install's link (Homebrew's bin/pdp) stays valid after an upgrade,
+	// where its target would not.
 	exe, err := os.Executable()
-	if err == nil {
-		exe, err = filepath.EvalSymlinks(exe)
-	}
 	exe = filepath.ToSlash(exe) // C:/… on Windows, as the hook command takes it
 	if mayResolve && err == nil && strings.TrimSuffix(filepath.Base(exe), ".exe") == name && !strings.Contains(exe, "go-build") && !strings.ContainsAny(exe, " \t'\"=") {
 		return exe, fmt.Sprintf("%s: the hook runs %s", notOnPath, exe)
