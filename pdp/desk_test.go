@@ -57,16 +57,25 @@ func TestTheDeskDecidesWaitsAndAnswers(t *testing.T) {
 		t.Fatalf("the session the desk created: %+v %v", s, err)
 	}
 
-	// A person answers while the runtime waits.
+	// A person answers while the runtime waits: the answer is given once
+	// the wait has parked (the desk's own state, not a sleep).
 	var ended string
 	park := func() func(string) { return func(r string) { ended = r } }
+	parked := make(chan struct{})
+	answerOnPark := func() func(string) {
+		close(parked)
+		return func(r string) { ended = r }
+	}
+	answered := make(chan error, 1)
 	go func() {
-		time.Sleep(50 * time.Millisecond)
-		if _, err := desk.Answer(ctx, d.DecisionID, api.AllowOnce, "console", "person"); err != nil {
-			t.Error(err)
-		}
+		<-parked
+		_, err := desk.Answer(ctx, d.DecisionID, api.AllowOnce, "console", "person")
+		answered <- err
 	}()
-	rec, err := desk.Await(ctx, d.DecisionID, 30*time.Second, nil, park)
+	rec, err := desk.Await(ctx, d.DecisionID, 30*time.Second, nil, answerOnPark)
+	if aerr := <-answered; aerr != nil {
+		t.Fatal(aerr)
+	}
 	if err != nil || rec.Answer == nil || rec.Answer.Answer != api.AllowOnce || ended != pdp.WaitAnswered {
 		t.Fatalf("answered: %+v %v (%s)", rec.Answer, err, ended)
 	}
