@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/toolperm/pdp/adapters/paths"
@@ -28,13 +29,29 @@ var effectsMixKinds = []struct {
 }
 
 func effectsMixWorkspace(tb testing.TB) string {
+	return newWorkspace(tb, "src/file0.py", "src/a.py", "run0.py")
+}
+
+// newWorkspace makes a workspace, its path with every link resolved,
+// holding files (each "x\n"); a name ending in "/" is a directory.
+func newWorkspace(tb testing.TB, files ...string) string {
+	tb.Helper()
 	root, err := filepath.EvalSymlinks(tb.TempDir())
 	if err != nil {
 		tb.Fatal(err)
 	}
 	ws := filepath.Join(root, "w")
-	for _, f := range []string{"src/file0.py", "src/a.py", "run0.py"} {
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	for _, f := range files {
 		p := filepath.Join(ws, f)
+		if strings.HasSuffix(f, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				tb.Fatal(err)
+			}
+			continue
+		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			tb.Fatal(err)
 		}

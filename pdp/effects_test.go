@@ -15,20 +15,7 @@ import (
 // the workspace at READ_WRITE, and a word outside the workspace, a
 // program or option the table does not describe, stays shell.exec.
 func TestShellCommandsJudgedByTheirEffects(t *testing.T) {
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := filepath.Join(root, "w")
-	for _, f := range []string{"app.py", "src/a.py", ".env", "notes.txt"} {
-		p := filepath.Join(ws, f)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("x\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ws := newWorkspace(t, "app.py", "src/a.py", ".env", "notes.txt")
 	// A link in the workspace to a file outside is outside.
 	if err := os.Symlink("/etc/hostname", filepath.Join(ws, "host")); err != nil {
 		t.Fatal(err)

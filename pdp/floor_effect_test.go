@@ -16,14 +16,7 @@ import (
 // -delete, a system directory — is denied at FULL and in allow-all
 // without an entry of its own, and ordinary work stays allowed.
 func TestTheFloorByEffect(t *testing.T) {
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := filepath.Join(root, "w")
-	if err := os.MkdirAll(filepath.Join(ws, "src"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	ws := newWorkspace(t, "src/")
 	// A link in the workspace to a disk: judged by what it names.
 	if err := os.Symlink("/dev/sda", filepath.Join(ws, "disk")); err != nil {
 		t.Fatal(err)
