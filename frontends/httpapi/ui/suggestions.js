@@ -3,7 +3,13 @@
 // the policy data to paste into a bundle's data.json.
 "use strict";
 
+// suggestionLoads counts the page's requests: an answer to one that a later one
+// has replaced is dropped, so a slow first load (the page opened on
+// #suggestions) never overwrites the rows a person asked for since.
+let suggestionLoads = 0;
+
 async function loadSuggestions() {
+  const load = ++suggestionLoads;
   const form = $("#suggestions-form");
   const q = new URLSearchParams();
   for (const name of ["since", "min_answers", "session_id"]) {
@@ -11,10 +17,11 @@ async function loadSuggestions() {
   }
   try {
     const r = await api("GET", "/v1/suggestions?" + q);
+    if (load !== suggestionLoads) return;
     showError(null);
     showSuggestions(r);
   } catch (err) {
-    showError(err);
+    if (load === suggestionLoads) showError(err);
   }
 }
 
