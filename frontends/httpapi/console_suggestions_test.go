@@ -25,6 +25,9 @@ func TestConsoleSuggestions(t *testing.T) {
 		chromedp.WaitVisible(`#suggestions-form`),
 		chromedp.SetValue(`#suggestions-form input[name=min_answers]`, "3"),
 		chromedp.Click(`#suggestions-form button[type=submit]`),
+		// The rows of the load asked for, not of the page's first load,
+		// which the asked-for one replaces.
+		chromedp.WaitReady(`#suggestions-form:not([aria-busy])`),
 		textIs(`#suggestion-rows tr td.pattern`, "make lint"),
 		textIs(`#suggestion-rows tr td:nth-child(3)`, "6 allows in 2 sessions, 0 denied, 0 expired"),
 		textIs(`#suggestion-rows tr td:nth-child(5)`, "6 asks → allow, 0 other changes"),

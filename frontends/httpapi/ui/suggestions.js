@@ -5,12 +5,14 @@
 
 // suggestionLoads counts the page's requests: an answer to one that a later one
 // has replaced is dropped, so a slow first load (the page opened on
-// #suggestions) never overwrites the rows a person asked for since.
+// #suggestions) never overwrites the rows a person asked for since. The
+// form is aria-busy until the latest load has answered.
 let suggestionLoads = 0;
 
 async function loadSuggestions() {
   const load = ++suggestionLoads;
   const form = $("#suggestions-form");
+  form.setAttribute("aria-busy", "true");
   const q = new URLSearchParams();
   for (const name of ["since", "min_answers", "session_id"]) {
     if (form[name].value.trim()) q.set(name, form[name].value.trim());
@@ -22,6 +24,8 @@ async function loadSuggestions() {
     showSuggestions(r);
   } catch (err) {
     if (load === suggestionLoads) showError(err);
+  } finally {
+    if (load === suggestionLoads) form.removeAttribute("aria-busy");
   }
 }
 
