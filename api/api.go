@@ -190,6 +190,11 @@ type Decision struct {
 	// Parts judge a command of more than one part one by one
 	// (docs/design.md §5); null for any other call.
 	Parts []Part `json:"parts"`
+	// Labels are the flow labels the call carries (LabelUntrusted,
+	// LabelSensitive, LabelExternal): an allow adds them to the
+	// session, as do a person's allow of an ask and a runtime's outcome
+	// that the call ran. Empty, never null, when it carries none.
+	Labels []string `json:"labels"`
 
 	Trace   []TraceStep          `json:"trace,omitempty"`
 	Matches map[string]RuleMatch `json:"matches,omitempty"`
@@ -341,9 +346,13 @@ type Session struct {
 	CommandRules map[string]string `json:"command_rules"`
 	// Owner names the dispatcher token that created the session; only it
 	// (or a person's channel) may use it. Empty: no single owner.
-	Owner     string    `json:"owner,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Owner string `json:"owner,omitempty"`
+	// Labels are the flow labels of the session's tree, in the order
+	// they were set: GET /v1/sessions/{id} always has them ([] for
+	// none); lists of sessions leave them out.
+	Labels    []FlowLabel `json:"labels,omitempty"`
+	CreatedAt time.Time   `json:"created_at"`
+	UpdatedAt time.Time   `json:"updated_at"`
 }
 
 // SessionChange is PATCH /v1/sessions/{id}: nil fields stay as they are;
@@ -416,4 +425,31 @@ type ImpactChange struct {
 	Rule     string   `json:"rule"`
 	Count    int      `json:"count"`
 	Examples []string `json:"examples"`
+}
+
+// The flow labels of a session (docs/design.md §4, "Flow").
+const (
+	// LabelUntrusted: the session has read text from outside the people
+	// and files it trusts (a web page, an MCP tool's result, a download).
+	LabelUntrusted = "untrusted_input"
+	// LabelSensitive: the session has read a secret.
+	LabelSensitive = "sensitive_read"
+	// LabelExternal: the session has sent data out or changed state
+	// outside.
+	LabelExternal = "external_effect"
+	// LabelAccepted: a person answered the flow rule's ask
+	// allow_session, accepting all three for the session.
+	LabelAccepted = "trifecta_accepted"
+)
+
+// FlowLabel is a label of a session's tree and the call that set it.
+type FlowLabel struct {
+	Label      string `json:"label"`
+	DecisionID string `json:"decision_id"`
+	// SessionID is the session whose call set it: a sub-agent's label
+	// is its whole tree's.
+	SessionID string    `json:"session_id"`
+	Time      time.Time `json:"time"`
+	// Summary says what the call was: its tool and what it touched.
+	Summary string `json:"summary"`
 }

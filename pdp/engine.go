@@ -208,11 +208,19 @@ func (e *Engine) decide(ctx context.Context, call Call) (api.Decision, error) {
 	}
 	d.DecisionID = NewDecisionID(start)
 	d.WouldGrant = WouldGrant(d)
+	if d.Labels == nil {
+		d.Labels = []string{}
+	}
 	if err := ctx.Err(); err != nil {
 		return denyUnrecorded(d), fmt.Errorf("the caller went away before the decision was made: %w", err)
 	}
 	if e.c.Audit != nil {
 		ev := AuditRecord{Decision: d, Request: call.Request, SessionID: call.Request.SessionID, Time: start, Latency: e.c.Now().Sub(start), Recorded: rec}
+		if root := rootID(call.Session); d.Decision == api.Allow && root != "" {
+			// An allowed call's labels are its tree's from now on,
+			// committed with its record.
+			ev.Labels, ev.LabelRoot = newLabels(call.Session, d, call.Request, start), root
+		}
 		actx, span := e.span(ctx, SpanAuditCommit)
 		err := e.c.Audit.Record(actx, ev)
 		if err != nil {

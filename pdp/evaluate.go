@@ -187,6 +187,14 @@ func decodeObject(v any, name string, explain bool) (evaluation, error) {
 	}
 	d.NeedApproval = d.Decision == api.Ask
 	d.Parts = decodeParts(obj["parts"])
+	d.Labels = []string{}
+	if list, ok := obj["labels"].([]any); ok {
+		for _, l := range list {
+			if s, ok := l.(string); ok {
+				d.Labels = append(d.Labels, s)
+			}
+		}
+	}
 	if dg, ok := obj["danger"].(map[string]any); ok {
 		v, _ := dg["verdict"].(string)
 		by, _ := dg["by"].(string)

@@ -23,7 +23,7 @@ func init() {
 		"permission_level", "mode", "execution_mode", "rules", "command_rules", "grants", "has_parent", "scope", "fingerprint",
 		"outside", "paths", "value", "path", "rel", "inside", "glob", "pattern", "place", AccessRead, AccessWrite, "policy",
 		"runtime", "agent", "permission_mode", "parsed", "typed", "commands", "operators", "compound", "redirections", "substitutions", "assignments", "parts", "redirects",
-		"evaluated", "assigned", "error", "argv", "literal", "text", "simple", "first", "end", "background", "negated",
+		"evaluated", "assigned", "labels", "tags", "summary", "decision_id", api.LabelUntrusted, api.LabelSensitive, api.LabelExternal, api.LabelAccepted, TagSensitive, TagUntrusted, TagMaybeSensitive, "error", "argv", "literal", "text", "simple", "first", "end", "background", "negated",
 		"op", "target", "dev_null", "dup", "here_doc", "program", "possible", "command", "word", "redirect", "verdict", "by", "decision", "source", "rule", "reason",
 		// frequent values
 		string(api.ReadOnly), string(api.ReadWrite), string(api.Full), string(api.Smart), string(api.AlwaysAsk), string(api.OnDemand), string(api.AllowAll),
@@ -155,6 +155,7 @@ func sessionInput(s *SessionTree) map[string]any {
 		"command_rules":    commandRules(s.CommandRules),
 		"grants":           grants,
 		"has_parent":       s.Parent != nil,
+		"labels":           labelsInput(s),
 	}
 	if len(s.Scope) > 0 {
 		out["scope"] = strings2any(s.Scope)

@@ -296,7 +296,11 @@ func (p *Policy) pathFacts(v WorkspaceVerdict, session *PathRules) []any {
 				kind[layer.name] = rule
 			}
 		}
-		if c.Word != nil && len(byAccess) == 0 && c.Inside && c.Resolved && !c.Possible {
+		tags := p.flowPaths.of(c, v.CaseInsensitive)
+		if len(tags) > 0 {
+			fact["tags"] = strings2any(tags)
+		}
+		if c.Word != nil && len(byAccess) == 0 && len(tags) == 0 && c.Inside && c.Resolved && !c.Possible {
 			// A shell word inside the workspace that no rule of either
 			// layer meets tells the policy nothing. One outside, or one
 			// that may name any path, tells the effects of its command

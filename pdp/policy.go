@@ -44,6 +44,8 @@ type Policy struct {
 	catalogue Catalogue
 	// paths is the policy's layer of path rules (data.paths), compiled.
 	paths *PathRules
+	// flowPaths are the path tags of data.flow.paths, compiled.
+	flowPaths *pathTags
 	// reuse is what the policy's evaluations may share (its constants,
 	// session facts and later rounds' stable rules: pdp/internal/evalcache).
 	reuse *evalcache.Analysis
@@ -98,13 +100,21 @@ func Compile(ctx context.Context, modules map[string]*ast.Module, data map[strin
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", source, err)
 	}
+	raw, err = readData(ctx, compiler, store, "data.flow.paths")
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", source, err)
+	}
+	flowPaths, err := decodePathTags(raw)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", source, err)
+	}
 	reuse, err := evalcache.Analyse(ctx, compiler, store, reusePaths)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", source, err)
 	}
 	return &Policy{Revision: revision, Source: source, explain: explain, answer: answer,
 		explainQuery: explainQuery, answerQuery: answerQuery, compiler: compiler, store: store, catalogue: catalogue,
-		paths: paths, reuse: reuse, memo: evalcache.NewMemo(0, evaluationBytes)}, nil
+		paths: paths, flowPaths: flowPaths, reuse: reuse, memo: evalcache.NewMemo(0, evaluationBytes)}, nil
 }
 
 // resultVar names an entry point's value in its compiled query.

@@ -102,6 +102,7 @@ func checkPolicyData(ctx context.Context, compiler *ast.Compiler, store storage.
 		{"data.shell.state_builtins", []string{"shell", "state_builtins"}, c.words},
 		{"data.shell.command_flags", []string{"shell", "command_flags"}, c.wordLists},
 		{"data.shell.destructive", []string{"shell", "destructive"}, c.wordLists},
+		{"data.flow", []string{"flow"}, c.flow},
 	} {
 		v, err := readData(ctx, compiler, store, t.query)
 		if err != nil {

@@ -23,6 +23,22 @@ func TestPolicyDataIsChecked(t *testing.T) {
 		change func(map[string]any)
 		want   []string
 	}{
+		{"a flow label spelled wrong", func(d map[string]any) {
+			d["flow"].(map[string]any)["capabilities"].(map[string]any)["mcp.slack.*"] = []any{"external"}
+		}, []string{`data.flow.capabilities["mcp.slack.*"][0]: "external" is not a flow label`}},
+		{"a flow key the policy does not read", func(d map[string]any) { d["flow"].(map[string]any)["enable"] = true },
+			[]string{"data.flow.enable: is not a key of data.flow"}},
+		{"a flow action that would allow", func(d map[string]any) { d["flow"].(map[string]any)["action"].(map[string]any)["FULL"] = "allow" },
+			[]string{`data.flow.action.FULL: the string "allow": the flow rule asks or denies`}},
+		{"a flow program's key", func(d map[string]any) {
+			d["flow"].(map[string]any)["programs"].(map[string]any)["curl"].(map[string]any)["send_word"] = []any{"-d"}
+		}, []string{"data.flow.programs.curl.send_word: is not a key of a flow program"}},
+		{"a flow program's expression", func(d map[string]any) {
+			d["flow"].(map[string]any)["programs"].(map[string]any)["curl"].(map[string]any)["send_words"] = []any{"^-(d"}
+		}, []string{`data.flow.programs.curl.send_words[0]: "^-(d" is not a regular expression`}},
+		{"a flow program in upper case", func(d map[string]any) {
+			d["flow"].(map[string]any)["programs"].(map[string]any)["Curl"] = map[string]any{"labels": []any{"network"}}
+		}, []string{`data.flow.programs.Curl: programs are compared lower-cased`}},
 		{"an action spelled wrong", func(d map[string]any) { d["rules"].(map[string]any)["mcp.linear.*"] = "alow" },
 			[]string{`data.rules["mcp.linear.*"]: the string "alow" is not an action`}},
 		{"a rule pattern", func(d map[string]any) { d["rules"].(map[string]any)["mcp linear"] = "ask" },

@@ -91,9 +91,9 @@ func SessionOf(r api.Session) *SessionTree {
 }
 
 // AssembleTree is the session tree of chain — a session followed by its
-// parents, nearest first, ending at the root — with grants on its root,
-// as SessionTree returns it.
-func AssembleTree(chain []api.Session, grants []Grant) *SessionTree {
+// parents, nearest first, ending at the root — with grants and flow
+// labels on its root, as SessionTree returns it.
+func AssembleTree(chain []api.Session, grants []Grant, labels []api.FlowLabel) *SessionTree {
 	var parent *SessionTree
 	for i := len(chain) - 1; i >= 0; i-- {
 		sess := SessionOf(chain[i])
@@ -105,6 +105,7 @@ func AssembleTree(chain []api.Session, grants []Grant) *SessionTree {
 		root = root.Parent
 	}
 	root.Grants = append(root.Grants, grants...)
+	root.Labels = append(root.Labels, labels...)
 	return parent
 }
 

@@ -50,6 +50,8 @@ type SessionTree struct {
 	// no limit beyond its parent's decision.
 	Scope  []string `json:"scope,omitempty"`
 	Grants []Grant  `json:"grants,omitempty"`
+	// Labels are the flow labels of the tree, kept on its root (flow.go).
+	Labels []api.FlowLabel `json:"labels,omitempty"`
 	// Parent is the session a sub-agent was spawned from.
 	Parent *SessionTree `json:"parent,omitempty"`
 	// AssessorModel is the model of the agent the session belongs to,
@@ -99,4 +101,9 @@ type AuditRecord struct {
 	// Recorded is what the decision was judged on, for replay; nil when
 	// the policy gave no answer (an error, no policy).
 	Recorded *Recorded
+	// Labels are the flow labels an allowed call gives its session tree
+	// that it did not have, to be kept on the tree's root, LabelRoot, in
+	// the transaction of the record.
+	Labels    []api.FlowLabel
+	LabelRoot string
 }

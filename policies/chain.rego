@@ -33,6 +33,7 @@ answer_facts := object.union(shell_chain_facts, {
 	"shell_answer": shell_answer,
 	"error": request_error,
 	"danger_supplied": [true | input.danger],
+	"flow": flow_facts,
 })
 
 # shell_chain_facts are the call facts only a shell command has (floor
@@ -137,6 +138,12 @@ chain_of(c) := verdict("explicit_deny", "deny", "config", c.floor[0].entry, spri
 } else := verdict("explicit_deny", "ask", "config", c.floor[0].entry, object.get(c.floor[0], "reason", floor_may_be(c.floor[0].text, c.floor[0].entry))) if {
 	# A command that may be on the deny floor (rm -rf "$X").
 	count(c.floor) > 0
+} else := verdict("explicit_deny", c.flow.stop[0].action, "config", c.flow.stop[0].rule, c.flow.stop[0].reason) if {
+	# The call would give the session all three flow labels, or a flow
+	# rule of the security team's stops it (flow.rego): ask (or deny) at
+	# every level and mode, but never an ask where a later step denies.
+	c.flow.stop[0]
+	not flow_ask_loosens(c.flow.stop[0].action)
 } else := verdict("explicit_deny", c.path_rule[0].action, "config", c.path_rule[0].pattern, c.path_reason[0]) if {
 	# So does a path rule's ask (paths.rego), and a deny a word only may
 	# meet, but never where a later step denies.
@@ -176,6 +183,9 @@ chain_of(c) := verdict("explicit_deny", "deny", "config", c.floor[0].entry, spri
 } else := step_ask_always if {
 	step_ask_always
 } else := step_fallback
+
+# flow_ask_loosens: the flow rule's ask where a later step denies.
+flow_ask_loosens("ask") if denied_later
 
 # denied_later: the dangerous step or the fallback denies the call; an
 # ask written as a rule never loosens that.
@@ -317,6 +327,7 @@ answer_of(c) := {
 	"step": f.step,
 	"needs": needs_of(c, v),
 	"error": c.error,
+	"labels": c.flow.labels,
 } if {
 	v := chain_all_of(c)
 	f := final_of(c, v)

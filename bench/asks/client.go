@@ -96,6 +96,23 @@ func (c *client) decide(ctx context.Context, session, tool string, args map[stri
 	return d, err
 }
 
+// labels are the flow labels of the session's tree.
+func (c *client) labels(ctx context.Context, id string) ([]string, error) {
+	var s struct {
+		Labels []struct {
+			Label string `json:"label"`
+		} `json:"labels"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/v1/sessions/"+id, nil, &s); err != nil {
+		return nil, fmt.Errorf("reading session %s: %w", id, err)
+	}
+	var out []string
+	for _, l := range s.Labels {
+		out = append(out, l.Label)
+	}
+	return out, nil
+}
+
 func (c *client) answer(ctx context.Context, id, answer string) error {
 	return c.do(ctx, http.MethodPost, "/v1/decisions/"+id+"/answer", map[string]string{"answer": answer, "channel": "cli"}, nil)
 }

@@ -122,6 +122,9 @@ type levelStats struct {
 	AsksByRule       []ruleRow    `json:"asks_by_rule"`
 	DeniesByRule     []ruleRow    `json:"denies_by_rule"`
 	ErrorKinds       []errorGroup `json:"errors_by_kind"`
+	// SessionsWithLabel counts the sessions that ended with each flow
+	// label.
+	SessionsWithLabel map[string]int `json:"sessions_with_label"`
 }
 
 type sourceRow struct {
@@ -197,6 +200,7 @@ func runTraffic(ctx context.Context, url, wsRoot string, o options) (*trafficRep
 	for li, level := range o.levels {
 		o.logf("traffic: %s, %d sessions", level, len(trajs))
 		events := make([][]event, len(trajs))
+		labels := make([][]string, len(trajs))
 		jobs := make(chan int)
 		var wg sync.WaitGroup
 		var firstErr error
@@ -208,7 +212,7 @@ func runTraffic(ctx context.Context, url, wsRoot string, o options) (*trafficRep
 				for i := range jobs {
 					id := fmt.Sprintf("asks-%d-%s-%04d", li, strings.ToLower(level), i)
 					ws := filepath.Join(wsRoot, id)
-					evs, err := replaySession(ctx, c, id, ws, level, trajs[i])
+					evs, got, err := replaySession(ctx, c, id, ws, level, trajs[i])
 					if err != nil {
 						mu.Lock()
 						if firstErr == nil {
@@ -216,7 +220,7 @@ func runTraffic(ctx context.Context, url, wsRoot string, o options) (*trafficRep
 						}
 						mu.Unlock()
 					}
-					events[i] = evs
+					events[i], labels[i] = evs, got
 				}
 			}()
 		}
@@ -234,15 +238,32 @@ func runTraffic(ctx context.Context, url, wsRoot string, o options) (*trafficRep
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		rep.Levels = append(rep.Levels, summarize(level, trajs, events, o))
+		st := summarize(level, trajs, events, o)
+		st.SessionsWithLabel = map[string]int{}
+		for _, ls := range labels {
+			for _, l := range ls {
+				st.SessionsWithLabel[l]++
+			}
+		}
+		rep.Levels = append(rep.Levels, st)
 	}
 	return rep, nil
 }
 
-// replaySession runs one trajectory as one session; an error is one the
-// replay cannot go on after (the session could not be created, the
-// server is gone).
-func replaySession(ctx context.Context, c *client, id, ws, level string, t trajectory) ([]event, error) {
+// replaySession runs one trajectory as one session, and returns the
+// flow labels the session had at its end; an error is one the replay
+// cannot go on after (the session could not be created, the server is
+// gone).
+func replaySession(ctx context.Context, c *client, id, ws, level string, t trajectory) ([]event, []string, error) {
+	evs, err := replayCalls(ctx, c, id, ws, level, t)
+	if err != nil {
+		return evs, nil, err
+	}
+	labels, err := c.labels(ctx, id)
+	return evs, labels, err
+}
+
+func replayCalls(ctx context.Context, c *client, id, ws, level string, t trajectory) ([]event, error) {
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return nil, err
 	}
@@ -275,7 +296,9 @@ func replaySession(ctx context.Context, c *client, id, ws, level string, t traje
 		ev.d = d
 		if d.Decision == "ask" {
 			ev.answer = "allow_once"
-			if d.Grantable {
+			if d.Grantable || d.Rule == "FLOW_RULE_OF_TWO" {
+				// allow_session of the flow rule's ask accepts the
+				// three labels for the session.
 				ev.answer = "allow_session"
 			}
 			if err := c.answer(ctx, d.DecisionID, ev.answer); err != nil {

@@ -52,6 +52,14 @@ func writeMarkdown(w io.Writer, r report, o options) {
 			fmt.Fprintf(w, "| %s | %.1f | %.1f | %s | %d | %d | %d |\n", levelName(l.Level), l.AsksPer100, l.AsksPerSession, pct(l.AsksNotGrantable, l.Asks), l.Denies, l.AllowedByGrant, l.Errors)
 		}
 		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Sessions that ended with each flow label (docs/design.md §4, \"Flow\"):")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| level | untrusted_input | sensitive_read | external_effect | all three, accepted |")
+		fmt.Fprintln(w, "|---|---|---|---|---|")
+		for _, l := range t.Levels {
+			fmt.Fprintf(w, "| %s | %d | %d | %d | %d |\n", levelName(l.Level), l.SessionsWithLabel["untrusted_input"], l.SessionsWithLabel["sensitive_read"], l.SessionsWithLabel["external_effect"], l.SessionsWithLabel["trifecta_accepted"])
+		}
+		fmt.Fprintln(w)
 		if len(t.Levels) > 0 && len(t.Levels[0].BySource) > 1 {
 			fmt.Fprintln(w, "Asks per 100 calls by source:")
 			fmt.Fprintln(w)

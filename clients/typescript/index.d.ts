@@ -89,6 +89,8 @@ export interface Decision {
   danger: Danger | null;
   revision: string;
   parts: Part[] | null;
+  /** The flow labels the call carries (docs/design.md §4, "Flow"); [] for none. */
+  labels: FlowLabelName[];
   /** With explain only. */
   trace?: TraceStep[];
   matches?: Record<string, RuleMatch>;
@@ -169,6 +171,22 @@ export interface Session {
   owner?: string;
   created_at: string;
   updated_at: string;
+  /** GET /v1/sessions/{id} only: the flow labels of the session's tree, in the order they were set. */
+  labels?: FlowLabel[];
+}
+
+/** A flow label of a session: what the session's calls have done. */
+export type FlowLabelName = "untrusted_input" | "sensitive_read" | "external_effect";
+
+/** A flow label of a session's tree and the call that set it first. */
+export interface FlowLabel {
+  label: FlowLabelName | "trifecta_accepted";
+  decision_id: string;
+  /** The session whose call set it: a sub-agent's label is its tree's. */
+  session_id: string;
+  time: string;
+  /** The call's tool and what it touched. */
+  summary: string;
 }
 
 /** PATCH /v1/sessions/{id}: absent fields stay as they are. */

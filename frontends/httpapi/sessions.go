@@ -34,7 +34,18 @@ func (s *Server) getSession(c echo.Context) error {
 	if err := s.mayRead(c, id, fmt.Errorf("session %q: %w", id, pdp.ErrNotFound)); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, rec)
+	tree, err := s.cfg.Store.SessionTree(ctx, id)
+	if err != nil {
+		return storeUnavailable(err)
+	}
+	return c.JSON(http.StatusOK, sessionWithLabels{rec, append([]api.FlowLabel{}, pdp.TreeLabels(tree)...)})
+}
+
+// sessionWithLabels is a session as GET /v1/sessions/{id} answers it:
+// with the flow labels of its tree, [] for none.
+type sessionWithLabels struct {
+	api.Session
+	Labels []api.FlowLabel `json:"labels"`
 }
 
 // mayRead lets a dispatcher read a session, or a decision made in it,

@@ -35,6 +35,12 @@ func writeTx(ctx context.Context, pool *pgxpool.Pool, timeout time.Duration, bat
 		}
 		b.Queue(insert, args...)
 	}
+	addLabel := sqlstore.Numbered(sqlstore.InsertLabel)
+	for _, p := range batch {
+		for _, l := range p.Event.Labels {
+			b.Queue(addLabel, dialect.LabelArgs(p.Event.LabelRoot, l)...)
+		}
+	}
 	// Asks go to the change log in the same transaction, last: the
 	// counter's lock is held only from there to the commit.
 	if err := queueChanges(&b, sqlstore.Asks(batch)...); err != nil {

@@ -36,6 +36,7 @@ INSERT INTO change_counter (last) VALUES (0);
 	9:  types.Render(schema.AnswerTickets),
 	10: schema.AnswerToken,
 	11: types.Render(schema.NotifyClaimLeases),
+	12: types.Render(schema.FlowLabels),
 }
 
 // types are PostgreSQL's words for the schema's column types.

@@ -33,6 +33,10 @@ SELECT ` + sessionColumns + `,
 	CASE WHEN parent_session_id IS NULL THEN
 		(SELECT COALESCE(json_agg(json_build_array(g.capability, g.fingerprint, g.scope) ORDER BY g.id), '[]')::text FROM grants g
 			WHERE g.session_id = chain.id OR (g.scope = 'project' AND chain.workspace != '' AND g.workspace = chain.workspace AND g.owner = chain.owner))
+	END,
+	CASE WHEN parent_session_id IS NULL THEN
+		(SELECT COALESCE(json_agg(json_build_array(l.label, l.decision_id, l.set_by, l.time, l.summary) ORDER BY l.time, l.label), '[]')::text
+			FROM session_labels l WHERE l.session_id = chain.id)
 	END
 FROM chain ORDER BY depth`
 
@@ -45,14 +49,14 @@ func (s *Store) SessionTree(ctx context.Context, id string) (*pdp.SessionTree, e
 	}
 	defer rows.Close()
 	var chain []api.Session
-	var grants *string
+	var grants, labels *string
 	for rows.Next() {
-		var g *string
-		rec, err := storerows.ScanSession(rows, &g)
+		var g, l *string
+		rec, err := storerows.ScanSession(rows, &g, &l)
 		if err != nil {
 			return nil, fmt.Errorf("reading the session tree of %q: %w", id, err)
 		}
-		chain, grants = append(chain, rec), g
+		chain, grants, labels = append(chain, rec), g, l
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading the session tree of %q: %w", id, err)
@@ -75,7 +79,11 @@ func (s *Store) SessionTree(ctx context.Context, id string) (*pdp.SessionTree, e
 	for _, g := range pairs {
 		tree = append(tree, pdp.Grant{Capability: g[0], Fingerprint: g[1], Scope: g[2]})
 	}
-	return pdp.AssembleTree(chain, tree), nil
+	flow, err := storerows.DecodeLabels(labels)
+	if err != nil {
+		return nil, fmt.Errorf("reading the labels of %q: %w", chain[len(chain)-1].ID, err)
+	}
+	return pdp.AssembleTree(chain, tree, flow), nil
 }
 
 // rootID finds the root of the session's tree through db in one query.

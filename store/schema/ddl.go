@@ -156,3 +156,21 @@ UPDATE decisions SET outcome = answer, outcome_channel = answer_channel, outcome
 	answer = NULL, answer_channel = NULL, answered_at = NULL, answered_by = NULL
 	WHERE answered_by IS NOT NULL;
 `
+
+// FlowLabels keeps the flow labels of each session tree on its root
+// (docs/design.md §4, "Flow"): one row per label, the first call that
+// set it; labels are only ever added. A decision's row keeps the labels
+// its call carried (a JSON array; NULL for none), so an answer or an
+// outcome that lets the call run adds them.
+const FlowLabels = `
+ALTER TABLE decisions ADD COLUMN labels TEXT;
+CREATE TABLE session_labels (
+	session_id  TEXT NOT NULL,
+	label       TEXT NOT NULL,
+	decision_id TEXT NOT NULL,
+	set_by      TEXT NOT NULL,
+	time        {time} NOT NULL,
+	summary     TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (session_id, label)
+);
+`

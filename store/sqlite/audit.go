@@ -65,6 +65,13 @@ func (s *Store) writeBatch(ctx context.Context, batch []sqlstore.PendingEvent) e
 			return fmt.Errorf("audit: writing decision %s: %w", p.Event.Decision.DecisionID, err)
 		}
 	}
+	for _, p := range batch {
+		for _, l := range p.Event.Labels {
+			if _, err := tx.ExecContext(ctx, sqlstore.InsertLabel, dialect.LabelArgs(p.Event.LabelRoot, l)...); err != nil {
+				return fmt.Errorf("audit: adding the label %s of decision %s: %w", l.Label, p.Event.Decision.DecisionID, err)
+			}
+		}
+	}
 	if err := addChanges(ctx, sqlstore.SQLTx(tx), sqlstore.Asks(batch)...); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}

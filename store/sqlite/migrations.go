@@ -46,6 +46,11 @@ CREATE INDEX IF NOT EXISTS decisions_session_source_decision ON decisions(sessio
 	15: types.Render(schema.AnswerTickets),
 	16: schema.AnswerToken,
 	17: types.Render(schema.NotifyClaimLeases),
+	// A label added to a tree changes what it holds (treeCache).
+	18: types.Render(schema.FlowLabels) + `
+CREATE TRIGGER tree_version_label_insert AFTER INSERT ON session_labels BEGIN UPDATE tree_version SET n = n + 1; END;
+CREATE TRIGGER tree_version_label_delete AFTER DELETE ON session_labels BEGIN UPDATE tree_version SET n = n + 1; END;
+`,
 }
 
 // treeVersionTable counts the changes to what a session tree holds

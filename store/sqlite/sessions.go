@@ -40,7 +40,11 @@ func (s *Store) loadTree(ctx context.Context, id string) (*pdp.SessionTree, erro
 	for _, g := range grants {
 		tree = append(tree, pdp.Grant{Capability: g.Capability, Fingerprint: g.Fingerprint, Scope: g.Scope})
 	}
-	return pdp.AssembleTree(chain, tree), nil
+	labels, err := s.Labels(ctx, chain[len(chain)-1].ID)
+	if err != nil {
+		return nil, err
+	}
+	return pdp.AssembleTree(chain, tree, labels), nil
 }
 
 // rootID returns the id of the root of the session's tree, following the

@@ -56,8 +56,20 @@ func (s *Store) RecordOutcome(ctx context.Context, id, answer, channel, by strin
 	if err := s.AddChanges(ctx, tx, Change{Time: now, Kind: feed.ChangeOutcome, SessionID: rec.SessionID, DecisionID: id}); err != nil {
 		return rec, err
 	}
+	labelled := false
+	if answer == api.AllowOnce {
+		// The runtime ran the call (a person allowed it in the agent's
+		// own prompt): its labels are the tree's. An outcome only ever
+		// adds labels; a denied call adds none.
+		if labelled, err = s.addLabels(ctx, tx, rec, nil, now); err != nil {
+			return rec, err
+		}
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return rec, fmt.Errorf("%s: %w", doing, err)
+	}
+	if labelled {
+		s.changed()
 	}
 	return rec, nil
 }
@@ -102,8 +114,24 @@ func (s *Store) answer(ctx context.Context, id string, a api.Answer, doing strin
 		return rec, fmt.Errorf("decision %s was already answered %s: %w", id, answered, pdp.ErrConflict)
 	}
 	granted := a.Answer == api.AllowSession || a.Answer == api.AllowProject
+	var accepted []string
+	if rec.Rule == pdp.FlowRule && granted {
+		// The flow rule's ask is no command to grant: allow_session
+		// accepts all three labels for the session's tree.
+		if a.Answer == api.AllowProject {
+			return rec, fmt.Errorf("%w: the Rule of Two is accepted for one session (allow_session), never for a project", pdp.ErrNotGrantable)
+		}
+		accepted, granted = []string{api.LabelAccepted}, false
+	}
 	if granted {
 		if err := s.grant(ctx, tx, &rec, a.Answer, now); err != nil {
+			return rec, err
+		}
+	}
+	labelled := false
+	if (&api.Answer{Answer: a.Answer}).Allows() {
+		// A person let the call run: its labels are the tree's.
+		if labelled, err = s.addLabels(ctx, tx, rec, accepted, now); err != nil {
 			return rec, err
 		}
 	}
@@ -119,7 +147,7 @@ func (s *Store) answer(ctx context.Context, id string, a api.Answer, doing strin
 		return rec, fmt.Errorf("%s: %w", doing, err)
 	}
 	s.answerCommitted(id)
-	if granted {
+	if granted || labelled {
 		s.changed()
 	}
 	return rec, nil

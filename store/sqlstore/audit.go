@@ -64,8 +64,8 @@ func (a *AuditWriter) Stats() AuditStats {
 
 // InsertDecision writes one event; EventArgs are its values.
 const InsertDecision = `INSERT INTO decisions (id, time, session_id, tool, capability, args, cwd, fingerprint, grantable,
-	decision, source, rule, reason, danger_verdict, danger_by, revision, latency_us, recorded, tool_use_id, parts)
-	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	decision, source, rule, reason, danger_verdict, danger_by, revision, latency_us, recorded, tool_use_id, parts, labels)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // EventArgs are the values of InsertDecision for p.
 func (d Dialect) EventArgs(p PendingEvent) ([]any, error) {
@@ -100,7 +100,7 @@ func (d Dialect) EventArgs(p PendingEvent) ([]any, error) {
 	}
 	return []any{dec.DecisionID, d.Time(ev.Time), ev.SessionID, d.Text(ev.Request.Tool), capability, string(args),
 		d.Text(ev.Request.Cwd), fingerprint, dec.Grantable, dec.Decision, dec.Source, d.Text(dec.Rule), d.Text(dec.Reason),
-		verdict, by, d.Text(dec.Revision), ev.Latency.Microseconds(), p.Recorded, toolUseID, parts}, nil
+		verdict, by, d.Text(dec.Revision), ev.Latency.Microseconds(), p.Recorded, toolUseID, parts, d.LabelsColumn(dec.Labels)}, nil
 }
 
 // optional is text for a nullable column.

@@ -23,6 +23,9 @@ type DecisionColumns struct {
 	// Parts is the JSON array of a compound command's parts; NULL for
 	// any other call, and unreadable reads as none.
 	Parts *string
+	// Labels is the JSON array of the flow labels the call carried;
+	// NULL for none, and unreadable reads as none.
+	Labels *string
 }
 
 // Decision completes rec, scanned from a row, with its other columns.
@@ -47,6 +50,10 @@ func Decision(rec *api.Event, c DecisionColumns) {
 	if c.Parts != nil && json.Unmarshal([]byte(*c.Parts), &rec.Parts) != nil {
 		rec.Parts = nil
 	}
+	rec.Labels = []string{}
+	if c.Labels != nil && json.Unmarshal([]byte(*c.Labels), &rec.Labels) != nil {
+		rec.Labels = []string{}
+	}
 	// would_grant is not stored: it follows from the recorded
 	// fingerprint, grantable and parts, as the answer's grant does.
 	rec.WouldGrant = pdp.WouldGrant(rec.Decision)
@@ -64,7 +71,7 @@ func str(s *string) string {
 // decision alike, a compound command's parts included.
 const DecisionColumnNames = `id, time, session_id, tool, capability, args, cwd, fingerprint, grantable, decision, source, rule, reason,
 	danger_verdict, danger_by, revision, latency_us, answer, answer_channel, answered_at, grant_id, tool_use_id,
-	outcome, outcome_channel, outcome_at, outcome_by, answer_token, parts`
+	outcome, outcome_channel, outcome_at, outcome_by, answer_token, parts, labels`
 
 // ScanDecision reads a row of DecisionColumnNames, then into extra.
 func ScanDecision(row Row, extra ...any) (api.Event, error) {
@@ -73,7 +80,7 @@ func ScanDecision(row Row, extra ...any) (api.Event, error) {
 	var t, answeredAt, outcomeAt Time
 	dest := append([]any{&rec.DecisionID, &t, &rec.SessionID, &rec.Tool, &rec.Capability, &c.Args, &rec.Cwd, &rec.Fingerprint, &rec.Grantable,
 		&rec.Decision.Decision, &rec.Source, &rec.Rule, &rec.Reason, &c.DangerVerdict, &c.DangerBy, &rec.Revision, &rec.LatencyUS,
-		&c.Answer, &c.Channel, &answeredAt, &c.GrantID, &c.ToolUseID, &c.Outcome, &c.OutcomeChannel, &outcomeAt, &c.OutcomeBy, &c.AnswerToken, &c.Parts}, extra...)
+		&c.Answer, &c.Channel, &answeredAt, &c.GrantID, &c.ToolUseID, &c.Outcome, &c.OutcomeChannel, &outcomeAt, &c.OutcomeBy, &c.AnswerToken, &c.Parts, &c.Labels}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return rec, err
 	}

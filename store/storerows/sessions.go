@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/pdp"
@@ -72,4 +73,26 @@ func ScanSession(row Row, extra ...any) (api.Session, error) {
 	rec.ParentSessionID = str(parent)
 	rec.CreatedAt, rec.UpdatedAt = created.T, updated.T
 	return rec, nil
+}
+
+// DecodeLabels reads the flow labels of a tree's root as PostgreSQL's
+// tree query aggregates them: a JSON array of [label, decision_id,
+// set_by, time, summary]; NULL is none.
+func DecodeLabels(raw *string) ([]api.FlowLabel, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	var rows [][5]string
+	if err := json.Unmarshal([]byte(*raw), &rows); err != nil {
+		return nil, err
+	}
+	out := make([]api.FlowLabel, 0, len(rows))
+	for _, r := range rows {
+		t, err := time.Parse(time.RFC3339Nano, r[3])
+		if err != nil {
+			return nil, fmt.Errorf("the time of label %s: %w", r[0], err)
+		}
+		out = append(out, api.FlowLabel{Label: r[0], DecisionID: r[1], SessionID: r[2], Time: t.UTC(), Summary: r[4]})
+	}
+	return out, nil
 }

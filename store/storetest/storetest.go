@@ -67,6 +67,7 @@ func Run(t *testing.T, open Open) {
 		{"answers", testAnswers},
 		{"answer races", testAnswerRace},
 		{"grants on the root", testGrantsOnRoot},
+		{"flow labels on the root", testFlowLabels},
 		{"access events", testAccessEvents},
 		{"recorded decisions", testRecorded},
 		{"retention and export", testRetention},

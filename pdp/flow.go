@@ -1,0 +1,329 @@
+package pdp
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/toolperm/pdp/api"
+)
+
+// The session's flow (docs/design.md §4, "Flow"): a session tree keeps
+// the labels its allowed calls carried (untrusted input seen, a secret
+// read, an external effect), and the policy stops the call that would
+// give it all three (policies/flow.rego). Labels are only ever added: a
+// call the PDP allows adds its own, and so do a person's allow of an ask
+// and a runtime's outcome that the call ran.
+
+// FlowRule is the rule of the flow's stop (policies/flow.rego): the
+// answer allow_session to its ask accepts all three labels for the
+// session's tree (api.LabelAccepted) and grants nothing.
+const FlowRule = "FLOW_RULE_OF_TWO"
+
+// The path tags of policy data flow.paths, and the tag of a shell word
+// that may name any path where some place is tagged sensitive.
+const (
+	TagSensitive      = "sensitive"
+	TagUntrusted      = "untrusted"
+	TagMaybeSensitive = "maybe_sensitive"
+)
+
+// pathTags is policy data flow.paths compiled: gitignore-style patterns
+// (as path rules are written) to the tags of the places they name.
+type pathTags struct {
+	// index holds the patterns, case-sensitive and case-insensitive;
+	// tags[i] are the tags of index's pattern i.
+	index [2]*pathIndex
+	tags  [2][][]string
+	// sensitive: some pattern is tagged sensitive, so a shell word that
+	// may name any path may name one.
+	sensitive bool
+}
+
+// decodePathTags reads flow.paths: an object from a pattern to a tag or
+// a list of tags. A malformed table fails the policy's activation.
+func decodePathTags(raw any) (*pathTags, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return nil, fmt.Errorf("data.flow.paths: %w", err)
+	}
+	var table map[string]json.RawMessage
+	if err := json.Unmarshal(b, &table); err != nil {
+		return nil, fmt.Errorf("data.flow.paths must be an object from a path pattern to a tag")
+	}
+	byPattern := map[string][]string{}
+	rules := map[string]api.PathRule{}
+	out := &pathTags{}
+	for pattern, v := range table {
+		var tags []string
+		var one string
+		if json.Unmarshal(v, &one) == nil {
+			tags = []string{one}
+		} else if err := json.Unmarshal(v, &tags); err != nil {
+			return nil, fmt.Errorf("data.flow.paths[%q]: a tag (%q or %q) or a list of tags", pattern, TagSensitive, TagUntrusted)
+		}
+		for _, t := range tags {
+			if t != TagSensitive && t != TagUntrusted {
+				return nil, fmt.Errorf("data.flow.paths[%q]: %q is not a tag (%q or %q)", pattern, truncate(t), TagSensitive, TagUntrusted)
+			}
+			out.sensitive = out.sensitive || t == TagSensitive
+		}
+		byPattern[pattern] = tags
+		// The index keeps a rule per pattern; the tags are looked up by
+		// the pattern's text.
+		rules[pattern] = api.PathRule{Read: api.Allow, Write: api.Allow}
+	}
+	for fold := range 2 {
+		ix, err := compilePathIndex(rules, fold == 1)
+		if err != nil {
+			return nil, fmt.Errorf("data.flow.paths: %w", err)
+		}
+		out.index[fold] = ix
+		out.tags[fold] = make([][]string, len(ix.patterns))
+		for i, p := range ix.patterns {
+			out.tags[fold][i] = byPattern[p.text]
+		}
+	}
+	return out, nil
+}
+
+// of is the tags of a checked path: those of every pattern naming it or
+// a place above it. A shell word that may name any path may name a
+// sensitive one (TagMaybeSensitive: the policy counts it in a command
+// that sends); any other path that could not be resolved has none.
+func (t *pathTags) of(c CheckedPath, foldCase bool) []string {
+	if t == nil {
+		return nil
+	}
+	if c.Possible {
+		if c.Word != nil && t.sensitive {
+			return []string{TagMaybeSensitive}
+		}
+		return nil
+	}
+	if !c.Resolved {
+		return nil
+	}
+	fold := 0
+	if foldCase {
+		fold = 1
+	}
+	ix := t.index[fold]
+	tg := ix.target(CheckedPath{Path: c.Path, Rel: c.Rel, Inside: c.Inside})
+	var out []string
+	for i := range ix.matching(tg) {
+		for _, tag := range t.tags[fold][i] {
+			if !slices.Contains(out, tag) {
+				out = append(out, tag)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// labelsInput is the labels of a session tree as the policy reads them
+// (input.session.labels): each label to the decision that set it and
+// that call's summary.
+func labelsInput(s *SessionTree) map[string]any {
+	out := map[string]any{}
+	for cur := s; cur != nil; cur = cur.Parent {
+		for _, l := range cur.Labels {
+			if _, ok := out[l.Label]; !ok {
+				out[l.Label] = map[string]any{"decision_id": l.DecisionID, "summary": l.Summary}
+			}
+		}
+	}
+	return out
+}
+
+// TreeLabels are the labels of a session tree (kept on its root).
+func TreeLabels(s *SessionTree) []api.FlowLabel {
+	var out []api.FlowLabel
+	for cur := s; cur != nil; cur = cur.Parent {
+		out = append(out, cur.Labels...)
+	}
+	return out
+}
+
+// newLabels are the labels of d the tree does not have yet, as the
+// decision sets them.
+func newLabels(s *SessionTree, d api.Decision, req api.DecideRequest, at time.Time) []api.FlowLabel {
+	have := map[string]bool{}
+	for _, l := range TreeLabels(s) {
+		have[l.Label] = true
+	}
+	var out []api.FlowLabel
+	for _, l := range d.Labels {
+		if !have[l] {
+			out = append(out, api.FlowLabel{Label: l, DecisionID: d.DecisionID, SessionID: req.SessionID, Time: at, Summary: CallSummary(req)})
+		}
+	}
+	return out
+}
+
+// rootID is the id of the root of a session tree.
+func rootID(s *SessionTree) string {
+	for s != nil && s.Parent != nil {
+		s = s.Parent
+	}
+	if s == nil {
+		return ""
+	}
+	return s.ID
+}
+
+// maxSummary bounds a call's summary, in bytes.
+const maxSummary = 160
+
+// summaryArgs are the arguments that say what a call touches, first
+// found first: a command, a URL, a query, a path.
+var summaryArgs = []string{"command", "url", "query", "file_path", "path", "absolute_path", "pattern"}
+
+// CallSummary says in one line what a call did, for the labels it sets
+// and the reasons that name it: the tool and the first argument of
+// summaryArgs it has, cut to maxSummary bytes, control characters
+// shown as spaces.
+func CallSummary(req api.DecideRequest) string {
+	name := req.Tool
+	if name == "" {
+		name = req.Capability
+	}
+	s := name
+	for _, a := range summaryArgs {
+		if v, ok := req.Args[a].(string); ok && v != "" {
+			s = name + " " + v
+			break
+		}
+	}
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) > maxSummary {
+		cut := maxSummary
+		for cut > 0 && !isRuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// flowLabelWords are the labels a flow table may give a call: the three,
+// and network (a read from the network, which sends once the session
+// has a secret).
+var flowLabelWords = []string{api.LabelUntrusted, api.LabelSensitive, api.LabelExternal, "network"}
+
+// flow checks data.flow (policies/flow.rego): a key the policy does not
+// read, or a value of the wrong shape, would switch a part of the flow
+// off without a word. data.flow.paths is checked as it is compiled
+// (decodePathTags).
+func (c *dataChecker) flow(path []string, v any) {
+	m, keys, ok := c.object(path, v)
+	if !ok {
+		return
+	}
+	for _, k := range keys {
+		p := at(path, k)
+		switch k {
+		case "enabled":
+			c.boolean(p, m[k])
+		case "action":
+			c.flowActions(p, m[k])
+		case "capabilities":
+			table, names, _ := c.object(p, m[k])
+			for _, n := range names {
+				if !ValidPattern(n) {
+					c.add(at(p, n), "is not a capability or a.b.* prefix")
+				}
+				c.flowLabels(at(p, n), table[n])
+			}
+		case "blind_capabilities":
+			c.patternList(p, m[k])
+		case "shells":
+			c.texts(p, m[k])
+		case "paths":
+			// decodePathTags
+		case "programs":
+			table, names, _ := c.object(p, m[k])
+			for _, n := range names {
+				c.flowProgram(at(p, n), table[n])
+			}
+		default:
+			c.add(p, "is not a key of data.flow; want enabled, action, capabilities, blind_capabilities, shells, paths or programs")
+		}
+	}
+}
+
+func (c *dataChecker) flowActions(path []string, v any) {
+	m, keys, ok := c.object(path, v)
+	if !ok {
+		return
+	}
+	for _, k := range keys {
+		switch api.Level(k) {
+		case api.ReadOnly, api.ReadWrite, api.Smart, api.Full:
+		default:
+			c.add(at(path, k), "is not a permission level; want READ_ONLY, READ_WRITE, SMART or FULL")
+		}
+		if a, _ := m[k].(string); a != api.Ask && a != api.Deny {
+			c.add(at(path, k), "%s: the flow rule asks or denies; want ask or deny", kindOf(m[k]))
+		}
+	}
+}
+
+func (c *dataChecker) flowLabels(path []string, v any) {
+	for i, l := range c.texts(path, v) {
+		if !slices.Contains(flowLabelWords, l) {
+			c.add(atIndex(path, i), "%q is not a flow label; want %s", truncate(l), strings.Join(flowLabelWords, ", "))
+		}
+	}
+}
+
+func (c *dataChecker) flowProgram(path []string, v any) {
+	m, keys, ok := c.object(path, v)
+	if !ok {
+		return
+	}
+	if name := path[len(path)-1]; name != strings.ToLower(name) {
+		c.add(path, "programs are compared lower-cased: write %q", strings.ToLower(name))
+	}
+	for _, k := range keys {
+		p := at(path, k)
+		switch k {
+		case "labels":
+			c.flowLabels(p, m[k])
+		case "only_bare":
+			c.boolean(p, m[k])
+		case "value_options":
+			c.texts(p, m[k])
+		case "send_words":
+			for i, re := range c.texts(p, m[k]) {
+				if _, err := regexp.Compile(re); err != nil {
+					c.add(atIndex(p, i), "%q is not a regular expression: %v", truncate(re), err)
+				}
+			}
+		case "subcommands":
+			table, names, _ := c.object(p, m[k])
+			for _, n := range names {
+				if strings.TrimSpace(n) != n || n == "" || strings.Contains(n, "  ") {
+					c.add(at(p, n), "a sub-command is words separated by single spaces")
+				}
+				c.flowLabels(at(p, n), table[n])
+			}
+		default:
+			c.add(p, "is not a key of a flow program; want labels, only_bare, value_options, send_words or subcommands")
+		}
+	}
+}

@@ -1,0 +1,255 @@
+# The session's flow: the Rule of Two.
+#
+# A session remembers three labels (docs/design.md §4, "Flow"):
+# untrusted_input (it has read text from outside the people and files it
+# trusts), sensitive_read (it has read a secret), external_effect (it has
+# sent something out or changed state outside). The engine keeps the
+# labels of a session tree in input.session.labels; this file says which
+# labels a call carries (flow_call_labels) and stops the call that would
+# give the session all three: ask, or what data.flow.action says for
+# the level, at every level and mode, as a rule's ask holds (chain.rego).
+# A call the PDP allows adds its labels to the session; a person's
+# allow_session of the flow rule's ask accepts all three for the session
+# (the label trifecta_accepted).
+#
+# What is not understood counts strictly: a shell command that does not
+# parse, a program word that is not literal, and a network program with a
+# word that is not literal count as an external effect.
+package toolperm
+
+import rego.v1
+
+flow_labels := ["untrusted_input", "sensitive_read", "external_effect"]
+
+default flow_on := false
+
+flow_on if data.flow.enabled == true
+
+default session_flow := {}
+
+session_flow := input.session.labels
+
+# flow_call_labels are the labels the call carries, sorted; [] when the
+# flow is off.
+default flow_call_labels := []
+
+flow_call_labels := sort([l | some l in flow_labels; l in flow_carried]) if flow_on
+
+# flow_carried: what the call carries, with a network read's send
+# (network) resolved: a network read is an external effect too in a
+# session that has, or with this call gets, a secret — its URL, its
+# headers, its query can carry what the session read.
+flow_carried := (flow_raw - {"network"}) | {"external_effect" |
+	"network" in flow_raw
+	flow_has_sensitive
+}
+
+flow_has_sensitive if "sensitive_read" in flow_raw
+
+flow_has_sensitive if session_flow.sensitive_read
+
+# flow_raw gathers the sources: the capability's table entry, the call's
+# tagged paths, and the programs of its shell commands.
+flow_raw := ((flow_capability_labels | flow_path_labels) | flow_shell_labels) | flow_maybe_labels
+
+default flow_capability_labels := set()
+
+flow_capability_labels := {l | some l in data.flow.capabilities[hits[0]]} if {
+	hits := [c | some c in cap_candidates; data.flow.capabilities[c] != null]
+	count(hits) > 0
+}
+
+# flow_path_labels: a path tagged sensitive or untrusted (policy data
+# flow.paths, matched by the engine: input.workspace.paths[_].tags) that
+# the call reads: every shell word, and the paths of every capability but
+# those that do not show the model what a file holds
+# (data.flow.blind_capabilities: listing names, writing).
+flow_path_labels := {flow_tag_label[t] |
+	not capability in {c | some c in data.flow.blind_capabilities}
+	some p in checked_paths
+	some t in object.get(p, "tags", [])
+	flow_tag_label[t]
+}
+
+flow_shells := {lower(w) | some w in object.get(data.flow, "shells", [])}
+
+flow_tag_label := {"sensitive": "sensitive_read", "untrusted": "untrusted_input"}
+
+# A shell word that may name any path (it is not literal, or names what
+# another command writes: xargs, $(…)) may name a secret: it counts in
+# a call that sends (cat $(ls *.pem) | curl -d @- …), where reading and
+# sending are one step no later call could be stopped at.
+default flow_maybe_labels := set()
+
+flow_maybe_labels := {"sensitive_read"} if {
+	some p in checked_paths
+	"maybe_sensitive" in object.get(p, "tags", [])
+	some l in flow_sends
+}
+
+flow_sends := {l | some l in (flow_capability_labels | flow_shell_labels); l in {"external_effect", "network"}}
+
+# flow_shell_labels: the labels of every command a shell call (or typed
+# input) runs, behind wrappers and in bodies.
+default flow_shell_labels := set()
+
+flow_shell_labels := {"external_effect"} if {
+	shell_judged
+	input.shell.parsed != true
+} else := {l |
+	shell_judged
+	some cmd in input.shell.commands
+	some l in flow_command_labels(cmd)
+}
+
+# flow_command_labels: a program word that is not literal may be any
+# program, and so may an interpreter given inline code (python3 -c,
+# node -e: the code may read and send in one step; a shell's inline
+# code is parsed, its commands judged here one by one, data.flow.shells);
+# a described program's labels by its sub-command, and an external
+# effect when it sends (data.flow.programs).
+flow_command_labels(cmd) := {"external_effect"} if {
+	cmd.literal[0] == false
+} else := {"external_effect"} if {
+	listed(cmd.argv[0], shell_interpreters)
+	not listed(cmd.argv[0], flow_shells)
+	some i, word in cmd.argv
+	i > 0
+	inline_code_word(word)
+} else := labels if {
+	some name in program_names(cmd.argv[0])
+	entry := data.flow.programs[name]
+	labels := flow_entry_labels(entry, cmd)
+} else := set()
+
+flow_entry_labels(entry, cmd) := flow_sub_labels(entry, words) | flow_send_labels(entry, cmd) if {
+	words := flow_operands(entry, cmd)
+	flow_applies(entry, cmd)
+} else := set()
+
+# flow_applies: an entry marked only_bare applies only when the command
+# has no operand (env prints the environment; env X=1 cmd runs cmd).
+flow_applies(entry, _) if not entry.only_bare
+
+flow_applies(entry, cmd) if {
+	entry.only_bare
+	every w in array.slice(cmd.argv, 1, count(cmd.argv)) {
+		startswith(w, "-")
+	}
+}
+
+# flow_operands are the words after the program that are not options,
+# nor the value of an option listed as taking one (git -C dir push).
+flow_operands(entry, cmd) := [w |
+	some i, w in cmd.argv
+	i > 0
+	not startswith(w, "-")
+	not cmd.argv[i - 1] in object.get(entry, "value_options", [])
+]
+
+# flow_sub_labels: the labels of the longest sub-command the operands
+# start with, else the program's own.
+flow_sub_labels(entry, words) := {l | some l in entry.subcommands[key]} if {
+	keys := [k |
+		some k, _ in object.get(entry, "subcommands", {})
+		parts := split(k, " ")
+		count(parts) <= count(words)
+		array.slice(words, 0, count(parts)) == parts
+	]
+	count(keys) > 0
+	longest := max([count(split(k, " ")) | some k in keys])
+	some key in keys
+	count(split(key, " ")) == longest
+} else := {l | some l in object.get(entry, "labels", [])}
+
+# flow_send_labels: a word that is not literal in a network program (data
+# built into the request), or an option or word the entry lists as
+# sending (curl -d, wget --post-data, rsync host:path).
+flow_send_labels(entry, cmd) := {"external_effect"} if {
+	"network" in object.get(entry, "labels", [])
+	some lit in cmd.literal
+	lit == false
+} else := {"external_effect"} if {
+	some i, w in cmd.argv
+	i > 0
+	some re in object.get(entry, "send_words", [])
+	regex.match(re, w)
+} else := set()
+
+# flow_facts are what the answer reads of the flow (answer_facts): the
+# labels the call carries, and the flow's verdicts on it, the first
+# deciding: the denies of a security team's own flow rules
+# (flow_rules), the Rule of Two's stop, their asks.
+flow_facts := {"labels": flow_call_labels, "stop": array.concat(
+	array.concat(flow_own("deny"), [v | v := flow_stop]),
+	flow_own("ask"),
+)}
+
+# flow_rules are a security team's own flow rules (docs/policy.md, "The
+# session's flow"): rules in package toolperm that add
+# {"rule", "action", "reason"} for a call they stop, action deny or ask.
+# None ship; this definition never holds.
+flow_rules contains {"rule": "", "action": "", "reason": ""} if false
+
+flow_own(action) := [v | some v in flow_rules; v.action == action]
+
+flow_after := {l | some l, _ in session_flow} | {l | some l in flow_call_labels}
+
+flow_stop := {"rule": "FLOW_RULE_OF_TWO", "action": flow_action, "reason": flow_reason} if {
+	flow_on
+	count(flow_call_labels) > 0
+	not session_flow.trifecta_accepted
+	every l in flow_labels {
+		l in flow_after
+	}
+}
+
+default flow_action := "ask"
+
+flow_action := a if {
+	a := data.flow.action[input.session.permission_level]
+	a in {"ask", "deny"}
+}
+
+# flow_reason names the three labels and the calls that set them: the
+# session's, then this call's.
+flow_reason := sprintf("This session %s; %s would %s: the session would have all three of untrusted input, a secret and a way out (the Rule of Two), so a person decides.", [
+	flow_and([flow_had(l) | some l in flow_labels; session_flow[l]]),
+	flow_this_call,
+	flow_adds,
+]) if {
+	some l in flow_labels
+	session_flow[l]
+} else := sprintf("%s would %s at once (the Rule of Two), so a person decides.", [flow_this_call, flow_and([flow_verb[l] | some l in flow_labels; l in flow_call_labels])])
+
+# flow_adds says what the call adds to the session: the labels it does
+# not have, or (a session that has all three, not accepted) what it does
+# again.
+flow_adds := flow_and(new) if {
+	new := [flow_verb[l] | some l in flow_labels; l in flow_call_labels; not session_flow[l]]
+	count(new) > 0
+} else := sprintf("%s again", [flow_and([flow_verb[l] | some l in flow_labels; l in flow_call_labels])])
+
+# flow_and joins a list as a sentence does: "a, b and c".
+flow_and(list) := list[0] if count(list) == 1
+
+else := concat(" and ", [concat(", ", array.slice(list, 0, count(list) - 1)), list[count(list) - 1]])
+
+flow_verb := {
+	"untrusted_input": "read untrusted input",
+	"sensitive_read": "read sensitive data",
+	"external_effect": "send data out or change something outside",
+}
+
+flow_had_verb := {
+	"untrusted_input": "read untrusted input",
+	"sensitive_read": "read sensitive data",
+	"external_effect": "sent data out or changed something outside",
+}
+
+flow_had(l) := sprintf("%s (%s, decision %s)", [flow_had_verb[l], shown(object.get(session_flow[l], "summary", "")), object.get(session_flow[l], "decision_id", "")])
+
+flow_this_call := sprintf("`%s`", [shown(concat("; ", [p.text | some p in input.shell.parts]))]) if {
+	shell_judged
+	count(object.get(input.shell, "parts", [])) > 0
+} else := sprintf("this %s call", [object.get(input, "tool", capability)])
