@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/client"
+	"github.com/toolperm/pdp/pdp"
 )
 
 // terminalChannel is what the person's terminal commands share: where
@@ -124,7 +125,10 @@ func asksCommand() *cobra.Command {
 pdp answer), the session, the capability, how long ago it was asked, who
 is waiting on it (the token a runtime parked on ?wait= with, and for how
 long, or "nobody") and the call (its command or path), and under a call
-allow_session can grant, the fingerprints it would grant. With --follow it then prints each new
+allow_session can grant, the fingerprints it would grant; under an ask
+of the Rule of Two (FLOW_RULE_OF_TWO) its reason, which names the calls
+that gave the session its flow labels, and under any other ask whose call
+carries labels, the labels allowing it would give the session. With --follow it then prints each new
 ask as it is made (the live event stream, GET /v1/events) until
 interrupted. Control characters in the call are shown escaped: the
 arguments come from the model.`,
@@ -210,7 +214,10 @@ func printAsks(w io.Writer, asks []client.Event) error {
 		if err != nil {
 			return err
 		}
-		if line := wouldGrantLine(ev.WouldGrant); line != "" {
+		for _, line := range []string{wouldGrantLine(ev.WouldGrant), flowLine(ev.Decision)} {
+			if line == "" {
+				continue
+			}
 			if _, err := fmt.Fprintf(w, "%26s%s\n", "", line); err != nil {
 				return err
 			}
@@ -231,6 +238,20 @@ func wouldGrantLine(fingerprints []string) string {
 		shown[i] = "`" + printable(fp) + "`"
 	}
 	return "allow for this session grants: " + strings.Join(shown, ", ")
+}
+
+// flowLine says, under an ask, what it means for the session's flow
+// (docs/design.md §4, "Flow"): the Rule of Two's reason for its own ask,
+// else the labels the call would give the session if allowed; "" for
+// none.
+func flowLine(d client.Decision) string {
+	if d.Rule == pdp.FlowRule {
+		return "flow: " + printable(d.Reason)
+	}
+	if len(d.Labels) == 0 {
+		return ""
+	}
+	return "flow: allowing it gives the session " + printable(strings.Join(d.Labels, ", "))
 }
 
 // waitingSummary says who waits on an ask, as the console does: the

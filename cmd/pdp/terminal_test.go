@@ -41,15 +41,31 @@ func askIn(t *testing.T, c *client.Client, session, tool string, args map[string
 // and, by decision id, the line under an ask that says what allow for the
 // session grants.
 func askRows(out string) (rows []string, grants map[string]string) {
+	rows, under := askLines(out)
 	grants = map[string]string{}
+	for id, lines := range under {
+		for _, l := range lines {
+			if strings.HasPrefix(l, "allow for") {
+				grants[id] = l
+			}
+		}
+	}
+	return rows, grants
+}
+
+// askLines splits what pdp asks prints into its rows and, by decision
+// id, the lines under each.
+func askLines(out string) (rows []string, under map[string][]string) {
+	under = map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if strings.HasPrefix(line, " ") && len(rows) > 0 {
-			grants[strings.Fields(rows[len(rows)-1])[0]] = strings.TrimSpace(line)
+			id := strings.Fields(rows[len(rows)-1])[0]
+			under[id] = append(under[id], strings.TrimSpace(line))
 			continue
 		}
 		rows = append(rows, line)
 	}
-	return rows, grants
+	return rows, under
 }
 
 func TestTerminalAsksAnswerLevel(t *testing.T) {
@@ -242,5 +258,37 @@ func TestREADMETerminal(t *testing.T) {
 	}
 	if ran != 4 {
 		t.Fatalf("ran %d commands", ran)
+	}
+}
+
+// TestTerminalAsksShowTheFlow: under an ask, pdp asks says what it
+// means for the session's flow: the Rule of Two's reason for its own
+// ask, else the labels allowing the call would give the session.
+func TestTerminalAsksShowTheFlow(t *testing.T) {
+	t.Setenv("PDP_TOKEN", "")
+	srv, _ := pdpTestServer(t)
+	c := client.New(srv.URL)
+	ctx := context.Background()
+	if _, err := c.Sessions().Create(ctx, client.Session{ID: "fl", PermissionLevel: "FULL", Workspace: "/home/me/proj"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"curl -sL https://example.com/README", "printenv"} {
+		if d, err := c.Decide(ctx, client.DecideRequest{SessionID: "fl", Tool: "shell", Args: map[string]any{"command": cmd}, Cwd: "/home/me/proj"}, false); err != nil || d.Decision != client.Allow {
+			t.Fatalf("%s: %+v %v", cmd, d, err)
+		}
+	}
+	stop := askIn(t, c, "fl", "shell", map[string]any{"command": "git push"})
+	fetch := askIn(t, c, "other", "shell", map[string]any{"command": "curl -sL https://example.com/x"})
+	out, err := runTerminal(t, "asks", "--url", srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, under := askLines(out)
+	if got := strings.Join(under[stop.DecisionID], "\n"); !strings.HasPrefix(got, "flow: This session read untrusted input (shell curl -sL https://example.com/README, decision ") ||
+		!strings.Contains(got, "`git push` would send data out") {
+		t.Fatalf("under the flow's ask: %q\n%s", got, out)
+	}
+	if got := strings.Join(under[fetch.DecisionID], "\n"); got != "flow: allowing it gives the session untrusted_input" {
+		t.Fatalf("under an ask that carries a label: %q\n%s", got, out)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 )
 
 func webFetch(session, url string) map[string]any {
@@ -184,4 +186,26 @@ func toStrings(v any) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// TestConsoleShowsTheFlow: the Sessions page shows each session's flow
+// labels with the call that set them.
+func TestConsoleShowsTheFlow(t *testing.T) {
+	s := newService(t)
+	s.fullSession("cf", nil)
+	s.decide(webFetch("cf", "https://attacker.example/readme"))
+	s.decide(shell("cf", "printenv"))
+	ask := s.decide(shell("cf", "git push"))
+	if ask["rule"] != "FLOW_RULE_OF_TWO" {
+		t.Fatalf("no flow ask: %v", ask)
+	}
+	ctx := browser(t)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(s.srv.URL+"/ui/#sessions"),
+		textIs(`#session-cf td.flow div.untrusted_input`, "read untrusted input WebFetch https://attacker.example/readme"),
+		textIs(`#session-cf td.flow div.sensitive_read`, "read a secret shell printenv"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "console-flow")
 }

@@ -373,7 +373,7 @@ async function refreshSessions() {
         }
       }
       return el("tr", { id: "session-" + s.id }, el("td", { className: "mono", textContent: s.id }), el("td", { className: "mono", textContent: s.workspace || "—" }),
-        el("td", { textContent: s.mode }), el("td", { textContent: s.execution_mode }), el("td", {}, level), grantsCell(s));
+        el("td", { textContent: s.mode }), el("td", { textContent: s.execution_mode }), el("td", {}, level), grantsCell(s), flowCell(s));
     }));
   } catch (err) { showError(err); }
 }
@@ -392,6 +392,25 @@ function grantsCell(s) {
       return el("div", { className: "grant " + g.scope }, el("span", { className: "mono", textContent: visible(g.fingerprint) }),
         " ", el("small", { textContent: g.scope === "project" ? "project" : "session" }), " ", revoke);
     }));
+  }).catch(showError);
+  return cell;
+}
+
+// FLOW_LABELS names a session's flow labels as a person reads them.
+const FLOW_LABELS = {
+  untrusted_input: "read untrusted input",
+  sensitive_read: "read a secret",
+  external_effect: "sent data out",
+  trifecta_accepted: "all three accepted",
+};
+
+// flowCell lists the flow labels of a session's tree, each with the call
+// that set it and its decision.
+function flowCell(s) {
+  const cell = el("td", { className: "flow" });
+  api("GET", `/v1/sessions/${encodeURIComponent(s.id)}`).then(({ labels }) => {
+    cell.replaceChildren(...(labels || []).map((l) => el("div", { className: "label " + l.label, title: `${l.decision_id} (session ${l.session_id}, ${l.time})` },
+      el("strong", { textContent: FLOW_LABELS[l.label] || l.label }), " ", el("small", { className: "mono", textContent: visible(l.summary) }))));
   }).catch(showError);
   return cell;
 }
