@@ -420,10 +420,12 @@ type ImpactReport struct {
 
 // ImpactChange is one group of changed decisions.
 type ImpactChange struct {
-	From     string   `json:"from"`
-	To       string   `json:"to"`
-	Rule     string   `json:"rule"`
-	Count    int      `json:"count"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Rule  string `json:"rule"`
+	Count int    `json:"count"`
+	// Sessions is how many sessions the changed decisions were made in.
+	Sessions int      `json:"sessions"`
 	Examples []string `json:"examples"`
 }
 
@@ -441,6 +443,11 @@ const (
 	// allow_session, accepting all three for the session.
 	LabelAccepted = "trifecta_accepted"
 )
+
+// FlowRule is the rule of the flow's stop, the Rule of Two: the answer
+// allow_session to its ask accepts all three labels for the session's
+// tree (LabelAccepted) and grants nothing.
+const FlowRule = "FLOW_RULE_OF_TWO"
 
 // FlowLabel is a label of a session's tree and the call that set it.
 type FlowLabel struct {

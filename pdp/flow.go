@@ -18,10 +18,8 @@ import (
 // call the PDP allows adds its own, and so do a person's allow of an ask
 // and a runtime's outcome that the call ran.
 
-// FlowRule is the rule of the flow's stop (policies/flow.rego): the
-// answer allow_session to its ask accepts all three labels for the
-// session's tree (api.LabelAccepted) and grants nothing.
-const FlowRule = "FLOW_RULE_OF_TWO"
+// FlowRule is the rule of the flow's stop (policies/flow.rego).
+const FlowRule = api.FlowRule
 
 // The path tags of policy data flow.paths, and the tag of a shell word
 // that may name any path where some place is tagged sensitive.

@@ -97,6 +97,7 @@ func (pl *pipeline) run(ctx context.Context, s *SessionTree, explain bool) (eval
 		// The checked paths themselves, so a candidate's path rules can
 		// be matched against them again on replay.
 		rec.Paths, rec.CaseInsensitive, rec.SessionPathRules = verdict.Paths, verdict.CaseInsensitive, s.PathRules
+		rec.Tree = rootID(s)
 	}
 	return out, rec, err
 }

@@ -23,6 +23,10 @@ type Recorded struct {
 	Paths            []CheckedPath `json:"paths,omitempty"`
 	CaseInsensitive  bool          `json:"case_insensitive,omitempty"`
 	SessionPathRules *PathRules    `json:"session_path_rules,omitempty"`
+	// Tree is the id of the root of the session's tree, whose flow
+	// labels the call read (a replay in session order keeps them per
+	// tree).
+	Tree string `json:"tree,omitempty"`
 }
 
 // MaxRecordedBytes bounds what one event keeps for replay; an event whose

@@ -30,7 +30,16 @@ the size cap) and changed; the changes grouped by from → to and the
 candidate's rule with example decision ids; and every change that loosens
 (deny or ask → allow, deny → ask). The LLM is not called: the recorded
 danger verdict is reused, and a call that now needs one it never had is
-judged DANGEROUS.
+judged DANGEROUS. SESSIONS counts the sessions a group's decisions were
+made in.
+
+The trail is replayed oldest first, and each session tree's flow labels
+(docs/design.md §4, "Flow") are the candidate's: a call adds the labels
+the candidate gives it when the candidate allows it, or asks and the call
+ran then. So a candidate flow rule, or a candidate that labels calls the
+active policy did not, shows which sessions it would have stopped. A tree
+whose first decision in range is not its first starts with the labels
+that decision had.
 
 Safe while a server runs on the same database. Exit status 0, or 3 when
 --fail-on matches (for CI of a policy repository).`,
@@ -100,9 +109,9 @@ func printImpact(w io.Writer, r api.ImpactReport, revision string, took time.Dur
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nFROM → TO\tRULE\tCOUNT\tEXAMPLES")
+	fmt.Fprintln(tw, "\nFROM → TO\tRULE\tCOUNT\tSESSIONS\tEXAMPLES")
 	for _, c := range r.Changes {
-		fmt.Fprintf(tw, "%s → %s\t%s\t%d\t%s\n", c.From, c.To, c.Rule, c.Count, strings.Join(c.Examples, " "))
+		fmt.Fprintf(tw, "%s → %s\t%s\t%d\t%d\t%s\n", c.From, c.To, c.Rule, c.Count, c.Sessions, strings.Join(c.Examples, " "))
 	}
 	tw.Flush()
 	if len(r.Loosening) > 0 {

@@ -16,8 +16,8 @@ import (
 	"unicode"
 
 	"github.com/spf13/cobra"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/client"
-	"github.com/toolperm/pdp/pdp"
 )
 
 // terminalChannel is what the person's terminal commands share: where
@@ -245,7 +245,7 @@ func wouldGrantLine(fingerprints []string) string {
 // else the labels the call would give the session if allowed; "" for
 // none.
 func flowLine(d client.Decision) string {
-	if d.Rule == pdp.FlowRule {
+	if d.Rule == api.FlowRule {
 		return "flow: " + printable(d.Reason)
 	}
 	if len(d.Labels) == 0 {

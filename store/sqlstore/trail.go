@@ -14,7 +14,7 @@ import (
 // EachRecorded streams the decisions in range, oldest first, with what
 // each was judged on (nil when the event is not replayable).
 func (s *Store) EachRecorded(ctx context.Context, f pdp.ReplayFilter, fn func(pdp.RecordedDecision) error) error {
-	q := `SELECT id, session_id, decision, rule, recorded FROM decisions`
+	q := `SELECT ` + storerows.RecordedColumns + ` FROM decisions`
 	var where []string
 	var args []any
 	if !f.Since.IsZero() {

@@ -497,7 +497,7 @@ function showImpact(r) {
       examples.append(a, " ");
     }
     const tr = el("tr", {}, el("td", { textContent: c.from }), el("td", { textContent: c.to }),
-      el("td", { textContent: c.rule }), el("td", { textContent: String(c.count) }), examples);
+      el("td", { textContent: c.rule }), el("td", { textContent: String(c.count) }), el("td", { textContent: String(c.sessions) }), examples);
     if (loosening.has(c.from + c.to + c.rule)) tr.classList.add("loosens");
     return tr;
   });
