@@ -92,15 +92,19 @@ func decodePathTags(raw any) (*pathTags, error) {
 }
 
 // of is the tags of a checked path: those of every pattern naming it or
-// a place above it. A shell word that may name any path may name a
-// sensitive one (TagMaybeSensitive: the policy counts it in a command
-// that sends); any other path that could not be resolved has none.
+// a place above it, and for a glob those of every pattern one of the
+// names it expands to may match (cat *.pem reads the keys). A shell word
+// built at run time from what the call cannot see — a substitution's
+// output, words read from another command, a variable named like a
+// secret — may name a sensitive file (TagMaybeSensitive: the policy
+// counts it in a command that sends); any other path that could not be
+// resolved has none.
 func (t *pathTags) of(c CheckedPath, foldCase bool) []string {
 	if t == nil {
 		return nil
 	}
 	if c.Possible {
-		if c.Word != nil && t.sensitive {
+		if c.Word != nil && t.sensitive && maySecret(c.Value) {
 			return []string{TagMaybeSensitive}
 		}
 		return nil
@@ -113,17 +117,40 @@ func (t *pathTags) of(c CheckedPath, foldCase bool) []string {
 		fold = 1
 	}
 	ix := t.index[fold]
-	tg := ix.target(CheckedPath{Path: c.Path, Rel: c.Rel, Inside: c.Inside})
+	tg := ix.target(c)
 	var out []string
-	for i := range ix.matching(tg) {
+	add := func(i int) {
 		for _, tag := range t.tags[fold][i] {
 			if !slices.Contains(out, tag) {
 				out = append(out, tag)
 			}
 		}
 	}
+	for i := range ix.matching(tg) {
+		add(i)
+	}
+	if tg.glob != nil {
+		for i, p := range ix.patterns {
+			if ix.shellGlobMeets(tg, p) {
+				add(i)
+			}
+		}
+	}
 	slices.Sort(out)
 	return out
+}
+
+// secretName is a variable named like a secret ($GITHUB_TOKEN,
+// ${AWS_SECRET_ACCESS_KEY}, $DB_PASSWORD).
+var secretName = regexp.MustCompile(`(?i)\$\{?[a-z0-9_]*(token|secret|passw|passwd|pwd|key|credential|auth|cookie|session)`)
+
+// maySecret: a word that is not literal may hold a secret — it is built
+// from a command's output ($(…), `…`, <(…)), from words another command
+// writes (xargs, read: the analysis shows them as <…>), or from a
+// variable named like a secret. $VERSION in a URL is none of these.
+func maySecret(v string) bool {
+	return strings.Contains(v, "$(") || strings.Contains(v, "`") || strings.Contains(v, "<(") ||
+		strings.HasPrefix(v, "<") || secretName.MatchString(v)
 }
 
 // labelsInput is the labels of a session tree as the policy reads them
@@ -249,7 +276,7 @@ func (c *dataChecker) flow(path []string, v any) {
 			}
 		case "blind_capabilities":
 			c.patternList(p, m[k])
-		case "shells":
+		case "shells", "wrappers":
 			c.texts(p, m[k])
 		case "paths":
 			// decodePathTags
@@ -259,7 +286,7 @@ func (c *dataChecker) flow(path []string, v any) {
 				c.flowProgram(at(p, n), table[n])
 			}
 		default:
-			c.add(p, "is not a key of data.flow; want enabled, action, capabilities, blind_capabilities, shells, paths or programs")
+			c.add(p, "is not a key of data.flow; want enabled, action, capabilities, blind_capabilities, shells, wrappers, paths or programs")
 		}
 	}
 }
@@ -306,7 +333,7 @@ func (c *dataChecker) flowProgram(path []string, v any) {
 			c.boolean(p, m[k])
 		case "value_options":
 			c.texts(p, m[k])
-		case "send_words":
+		case "send_words", "secret_words":
 			for i, re := range c.texts(p, m[k]) {
 				if _, err := regexp.Compile(re); err != nil {
 					c.add(atIndex(p, i), "%q is not a regular expression: %v", truncate(re), err)
@@ -321,7 +348,7 @@ func (c *dataChecker) flowProgram(path []string, v any) {
 				c.flowLabels(at(p, n), table[n])
 			}
 		default:
-			c.add(p, "is not a key of a flow program; want labels, only_bare, value_options, send_words or subcommands")
+			c.add(p, "is not a key of a flow program; want labels, only_bare, value_options, send_words, secret_words or subcommands")
 		}
 	}
 }

@@ -2,6 +2,7 @@ package pdp
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -115,6 +116,17 @@ func operandValues(w string) []string {
 	for _, v := range out {
 		if p, ok := fileURLPath(v); ok {
 			add(p)
+		}
+	}
+	// A file named inside a word: curl's @file and <file (-d @.env,
+	// -F f=@id_rsa), git's rev:path (HEAD:.env), scp's and rsync's
+	// host:path.
+	for _, v := range slices.Clone(out) {
+		if strings.HasPrefix(v, "@") || strings.HasPrefix(v, "<") {
+			add(v[1:])
+		}
+		if i := strings.IndexByte(v, ':'); i > 0 && !strings.Contains(v, "://") {
+			add(v[i+1:])
 		}
 	}
 	return out

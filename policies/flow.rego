@@ -44,7 +44,11 @@ flow_carried := (flow_raw - {"network"}) | {"external_effect" |
 	flow_has_sensitive
 }
 
-flow_has_sensitive if "sensitive_read" in flow_raw
+# A secret the call itself reads and could send: a tagged path it names,
+# a word that may name one, a variable named like a secret — not what a
+# command prints (kubectl get secret shows the model a secret; it sends
+# nothing).
+flow_has_sensitive if flow_reads_input_secret
 
 flow_has_sensitive if session_flow.sensitive_read
 
@@ -90,39 +94,118 @@ flow_maybe_labels := {"sensitive_read"} if {
 flow_sends := {l | some l in (flow_capability_labels | flow_shell_labels); l in {"external_effect", "network"}}
 
 # flow_shell_labels: the labels of every command a shell call (or typed
-# input) runs, behind wrappers and in bodies.
+# input) runs, in bodies and substitutions, and behind wrappers (every
+# view command rules judge, commands.rego, and behind data.flow.wrappers:
+# proxychains, torsocks); an external effect for a command that does not
+# parse, and for a redirection to the network (> /dev/tcp/host/port).
 default flow_shell_labels := set()
 
 flow_shell_labels := {"external_effect"} if {
 	shell_judged
 	input.shell.parsed != true
-} else := {l |
-	shell_judged
+} else := ({l |
 	some cmd in input.shell.commands
-	some l in flow_command_labels(cmd)
+	some v in flow_views(cmd)
+	some l in flow_command_labels(v)
+} | flow_redirect_labels) | flow_word_labels if {
+	shell_judged
 }
 
+flow_views(cmd) := array.concat(command_views(cmd), [{"argv": array.slice(cmd.argv, i, n), "literal": array.slice(cmd.literal, i, n)} |
+	n := count(cmd.argv)
+	n > 1
+	listed(cmd.argv[0], flow_wrappers)
+	some i in numbers.range(1, n - 1)
+])
+
+flow_wrappers := {lower(w) | some w in object.get(data.flow, "wrappers", [])}
+
+# flow_network_places are the words and redirection targets that reach
+# the network wherever they stand: bash's /dev/tcp and /dev/udp, gawk's
+# /inet special files.
+flow_network_places := `^/dev/(tcp|udp)/|/inet[46]?/(tcp|udp)/`
+
+default flow_redirect_labels := set()
+
+flow_redirect_labels := {"external_effect"} if {
+	some r in input.shell.redirects
+	regex.match(flow_network_places, r.target)
+}
+
+# flow_word_labels: a word that names the network, and a variable named
+# like a secret ($GITHUB_TOKEN: the command reads, prints or sends it).
+flow_word_labels := {l |
+	some cmd in input.shell.commands
+	some i, w in cmd.argv
+	i > 0
+	some l in flow_word_label(w, cmd.literal[i])
+}
+
+flow_word_label(w, _) := {"external_effect"} if regex.match(flow_network_places, w)
+
+flow_word_label(w, false) := {"sensitive_read"} if regex.match(flow_secret_variable, w)
+
+flow_secret_variable := `(?i)\$\{?[a-z0-9_]*(token|secret|passw|passwd|pwd|key|credential|auth|cookie|session)`
+
 # flow_command_labels: a program word that is not literal may be any
-# program, and so may an interpreter given inline code (python3 -c,
-# node -e: the code may read and send in one step; a shell's inline
-# code is parsed, its commands judged here one by one, data.flow.shells);
-# a described program's labels by its sub-command, and an external
-# effect when it sends (data.flow.programs).
+# program, and so may an interpreter given code inline or on its
+# standard input (python3 -c, node -e, perl -ne, python3 - <<EOF, a
+# REPL: the code may read and send in one step; a shell's inline code is
+# parsed and its commands judged here one by one, data.flow.shells; the
+# text processors' programs are judged by their words); a described
+# program's labels by its sub-command, an external effect when it sends
+# and a secret read when it prints one (data.flow.programs).
 flow_command_labels(cmd) := {"external_effect"} if {
 	cmd.literal[0] == false
 } else := {"external_effect"} if {
-	listed(cmd.argv[0], shell_interpreters)
-	not listed(cmd.argv[0], flow_shells)
-	some i, word in cmd.argv
+	flow_code_runner(cmd)
+	flow_runs_code(cmd)
+} else := {"external_effect"} if {
+	listed(cmd.argv[0], shell_text_processors)
+	some i, w in cmd.argv
 	i > 0
-	inline_code_word(word)
+	regex.match(`system[ \t]*\(|\|&|\|[ \t]*"|"[ \t]*\||getline`, w)
 } else := labels if {
 	some name in program_names(cmd.argv[0])
 	entry := data.flow.programs[name]
 	labels := flow_entry_labels(entry, cmd)
 } else := set()
 
-flow_entry_labels(entry, cmd) := flow_sub_labels(entry, words) | flow_send_labels(entry, cmd) if {
+flow_code_runner(cmd) if {
+	listed(cmd.argv[0], shell_interpreters)
+	not listed(cmd.argv[0], flow_shells)
+	not listed(cmd.argv[0], shell_text_processors)
+}
+
+shell_text_processors := {lower(w) | some w in data.shell.text_processors}
+
+# flow_runs_code: an inline-code option, alone or attached (-c, -cCODE,
+# -ne, --eval=CODE), or no script named — the program is read from
+# standard input (-, a here document, a redirection, a pipe) or typed
+# into a REPL — unless the words only ask for the version or the help.
+flow_runs_code(cmd) if {
+	some i, w in cmd.argv
+	i > 0
+	regex.match(`^-[A-Za-z]*[ceEpr]|^--(eval|print|command)(=|$)`, w)
+}
+
+flow_runs_code(cmd) if {
+	every w in array.slice(cmd.argv, 1, count(cmd.argv)) {
+		flow_not_a_script(w)
+	}
+	not flow_only_asks_about_itself(cmd)
+}
+
+flow_not_a_script(w) if startswith(w, "-")
+
+flow_only_asks_about_itself(cmd) if {
+	count(cmd.argv) > 1
+	every w in array.slice(cmd.argv, 1, count(cmd.argv)) {
+		w in {"--version", "-V", "-v", "--help", "-h", "-VV", "version"}
+	}
+}
+
+flow_entry_labels(entry, cmd) := (flow_sub_labels(entry, words) | flow_send_labels(entry, cmd)) | flow_secret_labels(entry, cmd) if {
 	words := flow_operands(entry, cmd)
 	flow_applies(entry, cmd)
 } else := set()
@@ -176,6 +259,15 @@ flow_send_labels(entry, cmd) := {"external_effect"} if {
 	regex.match(re, w)
 } else := set()
 
+# flow_secret_labels: a word the entry lists as printing a secret
+# (kubectl get secret/db, gh auth status --show-token).
+flow_secret_labels(entry, cmd) := {"sensitive_read"} if {
+	some i, w in cmd.argv
+	i > 0
+	some re in object.get(entry, "secret_words", [])
+	regex.match(re, w)
+} else := set()
+
 # flow_facts are what the answer reads of the flow (answer_facts): the
 # labels the call carries, and the flow's verdicts on it, the first
 # deciding: the denies of a security team's own flow rules
@@ -193,7 +285,21 @@ flow_rules contains {"rule": "", "action": "", "reason": ""} if false
 
 flow_own(action) := [v | some v in flow_rules; v.action == action]
 
-flow_after := {l | some l, _ in session_flow} | {l | some l in flow_call_labels}
+# flow_acting are the labels a call brings while it runs, before the
+# model sees its result: its external effect, and a secret it reads to
+# use or send (curl -T key.pem). What its result brings — untrusted text,
+# a secret it prints — reaches the model after it ran, so it counts for
+# the calls after it, never for the call itself: a fetch in a session
+# that has read a secret, but no untrusted input, was not asked for by
+# an injection.
+flow_acting := {l |
+	some l in flow_call_labels
+	l == "external_effect"
+} | {"sensitive_read" | flow_reads_input_secret}
+
+flow_reads_input_secret if "sensitive_read" in ((flow_path_labels | flow_maybe_labels) | flow_word_labels)
+
+flow_after := {l | some l, _ in session_flow} | flow_acting
 
 flow_stop := {"rule": "FLOW_RULE_OF_TWO", "action": flow_action, "reason": flow_reason} if {
 	flow_on
@@ -211,22 +317,19 @@ flow_action := a if {
 	a in {"ask", "deny"}
 }
 
-# flow_reason names the three labels and the calls that set them: the
-# session's, then this call's.
+# flow_reason names the labels the session has and the calls that set
+# them, then what this call would add.
 flow_reason := sprintf("This session %s; %s would %s: the session would have all three of untrusted input, a secret and a way out (the Rule of Two), so a person decides.", [
 	flow_and([flow_had(l) | some l in flow_labels; session_flow[l]]),
 	flow_this_call,
 	flow_adds,
-]) if {
-	some l in flow_labels
-	session_flow[l]
-} else := sprintf("%s would %s at once (the Rule of Two), so a person decides.", [flow_this_call, flow_and([flow_verb[l] | some l in flow_labels; l in flow_call_labels])])
+])
 
 # flow_adds says what the call adds to the session: the labels it does
 # not have, or (a session that has all three, not accepted) what it does
 # again.
 flow_adds := flow_and(new) if {
-	new := [flow_verb[l] | some l in flow_labels; l in flow_call_labels; not session_flow[l]]
+	new := [flow_verb[l] | some l in flow_labels; l in flow_acting; not session_flow[l]]
 	count(new) > 0
 } else := sprintf("%s again", [flow_and([flow_verb[l] | some l in flow_labels; l in flow_call_labels])])
 
