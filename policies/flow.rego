@@ -157,6 +157,7 @@ flow_secret_variable := `(?i)\$\{?[a-z0-9_]*(token|secret|passw|passwd|pwd|key|c
 # and a secret read when it prints one (data.flow.programs).
 flow_command_labels(cmd) := {"external_effect"} if {
 	cmd.literal[0] == false
+	cmd.argv[0] != "<words read from standard input>" # xargs's arguments, not its program
 } else := {"external_effect"} if {
 	flow_code_runner(cmd)
 	flow_runs_code(cmd)

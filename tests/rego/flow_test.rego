@@ -272,3 +272,15 @@ test_mcp_tools_and_typed_input_send_in_a_session_with_a_secret if {
 	labels_of(call("shell.stdin", {"labels": secret})) == ["external_effect"]
 	labels_of(call("shell.stdin", {})) == []
 }
+
+test_xargs_arguments_are_no_program if {
+	facts := {
+		"parsed": true,
+		"commands": [{"argv": ["xargs", "grep", "-l", "y", "<words read from standard input>"], "literal": [true, true, true, true, false]}],
+		"parts": [], "operators": ["|"], "compound": [], "redirections": 0, "substitutions": 0, "assignments": 0,
+		"redirects": [], "evaluated": 0, "assigned": [],
+	}
+	labels_of(cmd_call(facts, {})) == []
+	sh := object.union(facts, {"commands": [{"argv": ["<commands read from standard input>"], "literal": [false]}]})
+	labels_of(cmd_call(sh, {})) == ["external_effect"]
+}
