@@ -310,3 +310,59 @@ func TestFreshMixMissesTheMemo(t *testing.T) {
 		t.Errorf("fresh mixes: %d of %d evaluations answered by the memo, want 0 of at least 36", obs.hits, obs.evals)
 	}
 }
+
+// The flow's cost (docs/performance.md, "The session's flow"): the
+// benchmarks above with every session tree carrying two flow labels
+// (untrusted input and a secret read), so each call is judged against
+// them, and a call that would send is stopped with its reason.
+
+// BenchmarkDecideLabelled is BenchmarkDecide in labelled sessions.
+func BenchmarkDecideLabelled(b *testing.B) {
+	e := newEngine(b, pdp.Components{})
+	calls := standardMix()
+	labelled := labelledTrees()
+	for i := range calls {
+		calls[i].Session = labelled(calls[i].Session)
+	}
+	benchmarkCalls(b, e, calls)
+}
+
+// BenchmarkDecideWarmSessionLabelled is BenchmarkDecideWarmSession in
+// labelled sessions.
+func BenchmarkDecideWarmSessionLabelled(b *testing.B) {
+	e := newEngine(b, pdp.Components{Workspace: servedResolver})
+	ctx := context.Background()
+	labelled := labelledTrees()
+	eachFreshCall(b, func(call pdp.Call) {
+		call.Session = labelled(call.Session)
+		if _, err := e.Decide(ctx, call); err != nil {
+			b.Fatal(err)
+		}
+	}, func() {})
+}
+
+// labelledTrees returns a copier of session trees whose root carries two
+// flow labels; each tree is copied once.
+func labelledTrees() func(*pdp.SessionTree) *pdp.SessionTree {
+	done := map[*pdp.SessionTree]*pdp.SessionTree{}
+	var copyTree func(s *pdp.SessionTree) *pdp.SessionTree
+	copyTree = func(s *pdp.SessionTree) *pdp.SessionTree {
+		if s == nil {
+			return nil
+		}
+		if c, ok := done[s]; ok {
+			return c
+		}
+		c := *s
+		c.Parent = copyTree(s.Parent)
+		if s.Parent == nil {
+			c.Labels = []api.FlowLabel{
+				{Label: api.LabelUntrusted, DecisionID: "18ee0000000000000000aaaa", SessionID: "bench", Summary: "WebFetch https://example.com/issue"},
+				{Label: api.LabelSensitive, DecisionID: "18ee0000000000000000bbbb", SessionID: "bench", Summary: "Bash printenv"},
+			}
+		}
+		done[s] = &c
+		return &c
+	}
+	return copyTree
+}

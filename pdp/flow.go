@@ -91,7 +91,8 @@ func decodePathTags(raw any) (*pathTags, error) {
 	return out, nil
 }
 
-// of is the tags of a checked path: those of every pattern naming it or
+// of is the tags of a checked path (tg: its target, newTarget): those of
+// every pattern naming it or
 // a place above it, and for a glob those of every pattern one of the
 // names it expands to may match (cat *.pem reads the keys). A shell word
 // built at run time from what the call cannot see — a substitution's
@@ -99,13 +100,13 @@ func decodePathTags(raw any) (*pathTags, error) {
 // secret — may name a sensitive file (TagMaybeSensitive: the policy
 // counts it in a command that sends); any other path that could not be
 // resolved has none.
-func (t *pathTags) of(c CheckedPath, foldCase bool) []string {
+func (t *pathTags) of(c CheckedPath, tg pathTarget, foldCase bool) []string {
 	if t == nil {
 		return nil
 	}
 	if c.Possible {
 		if c.Word != nil && t.sensitive && maySecret(c.Value) {
-			return []string{TagMaybeSensitive}
+			return maybeSensitive
 		}
 		return nil
 	}
@@ -117,7 +118,6 @@ func (t *pathTags) of(c CheckedPath, foldCase bool) []string {
 		fold = 1
 	}
 	ix := t.index[fold]
-	tg := ix.target(c)
 	var out []string
 	add := func(i int) {
 		for _, tag := range t.tags[fold][i] {
@@ -140,6 +140,10 @@ func (t *pathTags) of(c CheckedPath, foldCase bool) []string {
 	return out
 }
 
+// maybeSensitive is the tags of a word that may name a secret (shared:
+// nothing changes it).
+var maybeSensitive = []string{TagMaybeSensitive}
+
 // secretName is a variable named like a secret ($GITHUB_TOKEN,
 // ${AWS_SECRET_ACCESS_KEY}, $DB_PASSWORD).
 var secretName = regexp.MustCompile(`(?i)\$\{?[a-z0-9_]*(token|secret|passw|passwd|pwd|key|credential|auth|cookie|session)`)
@@ -157,6 +161,9 @@ func maySecret(v string) bool {
 // (input.session.labels): each label to the decision that set it and
 // that call's summary.
 func labelsInput(s *SessionTree) map[string]any {
+	if len(TreeLabels(s)) == 0 {
+		return noLabels
+	}
 	out := map[string]any{}
 	for cur := s; cur != nil; cur = cur.Parent {
 		for _, l := range cur.Labels {
@@ -168,10 +175,22 @@ func labelsInput(s *SessionTree) map[string]any {
 	return out
 }
 
-// TreeLabels are the labels of a session tree (kept on its root).
+// noLabels is the labels of a tree without any: one map shared by every
+// input, which nothing changes.
+var noLabels = map[string]any{}
+
+// TreeLabels are the labels of a session tree (kept on its root; an
+// inline tree may carry them at any level). Callers must not change the
+// list.
 func TreeLabels(s *SessionTree) []api.FlowLabel {
 	var out []api.FlowLabel
 	for cur := s; cur != nil; cur = cur.Parent {
+		if len(cur.Labels) == 0 {
+			continue
+		}
+		if out == nil && cur.Parent == nil {
+			return cur.Labels // the root's, as a stored tree has them
+		}
 		out = append(out, cur.Labels...)
 	}
 	return out

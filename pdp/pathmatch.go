@@ -107,6 +107,9 @@ type trieVisit struct {
 }
 
 func (w *trieWalk) from(n *trieNode, i int) {
+	if len(n.rules) > 0 && w.hits == nil {
+		w.hits = map[int]bool{}
+	}
 	for _, r := range n.rules {
 		w.hits[r] = true
 	}
@@ -171,33 +174,38 @@ func splitPath(p string, foldCase bool) []string {
 	return out
 }
 
-func (ix *pathIndex) target(c CheckedPath) pathTarget {
-	t := pathTarget{abs: splitPath(c.Path, ix.foldCase), inside: c.Inside}
+func (ix *pathIndex) target(c CheckedPath) pathTarget { return newTarget(c, ix.foldCase) }
+
+// newTarget is a checked path as an index of this case rule sees it.
+func newTarget(c CheckedPath, foldCase bool) pathTarget {
+	t := pathTarget{abs: splitPath(c.Path, foldCase), inside: c.Inside}
 	if c.Inside {
-		t.rel = splitPath(c.Rel, ix.foldCase)
+		t.rel = splitPath(c.Rel, foldCase)
 	}
 	if c.Glob != "" {
-		t.glob = splitPath(c.Glob, ix.foldCase)
+		t.glob = splitPath(c.Glob, foldCase)
 	}
 	return t
 }
 
-// matching lists the patterns that match the path or an ancestor.
+// matching lists the patterns that match the path or an ancestor; nil
+// for none (most paths meet no rule: nothing is allocated for them).
 func (ix *pathIndex) matching(t pathTarget) map[int]bool {
-	hits := map[int]bool{}
-	(&trieWalk{segs: t.abs, hits: hits}).from(ix.host, 0)
+	w := trieWalk{segs: t.abs}
+	w.from(ix.host, 0)
 	names := t.abs
 	if t.inside {
-		(&trieWalk{segs: t.rel, hits: hits}).from(ix.workspace, 0)
+		w.segs, w.seen = t.rel, nil
+		w.from(ix.workspace, 0)
 		names = t.rel
 	}
 	if len(ix.names.lit)+len(ix.names.prefix)+len(ix.names.suffix)+len(ix.names.wild) > 0 {
-		w := &trieWalk{segs: names, hits: hits}
+		w.segs, w.seen = names, nil
 		for k := range names {
 			w.from(ix.names, k)
 		}
 	}
-	return hits
+	return w.hits
 }
 
 // resolve is the rule this layer has for the path and access kind, nil

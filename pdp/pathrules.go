@@ -258,14 +258,18 @@ func (p *Policy) pathFacts(v WorkspaceVerdict, session *PathRules) []any {
 			fact["shell"] = shellWordFact(c.Word)
 		}
 		byAccess := map[string]any{}
+		// Every layer's index, and the tags', split paths alike (one
+		// case rule per call): the target is made once.
+		var t pathTarget
+		if c.Resolved && !c.Possible {
+			t = newTarget(c, v.CaseInsensitive)
+		}
 		for _, layer := range layers {
 			if layer.ix == nil || (!c.Resolved && !c.Possible) {
 				continue
 			}
-			var t pathTarget
 			var hits map[int]bool
 			if !c.Possible {
-				t = layer.ix.target(c)
 				hits = layer.ix.matching(t)
 			}
 			for _, access := range []string{AccessRead, AccessWrite} {
@@ -296,7 +300,7 @@ func (p *Policy) pathFacts(v WorkspaceVerdict, session *PathRules) []any {
 				kind[layer.name] = rule
 			}
 		}
-		tags := p.flowPaths.of(c, v.CaseInsensitive)
+		tags := p.flowPaths.of(c, t, v.CaseInsensitive)
 		if len(tags) > 0 {
 			fact["tags"] = strings2any(tags)
 		}

@@ -2,7 +2,6 @@ package pdp
 
 import (
 	"net/url"
-	"slices"
 	"strings"
 )
 
@@ -121,7 +120,8 @@ func operandValues(w string) []string {
 	// A file named inside a word: curl's @file and <file (-d @.env,
 	// -F f=@id_rsa), git's rev:path (HEAD:.env), scp's and rsync's
 	// host:path.
-	for _, v := range slices.Clone(out) {
+	for k, n := 0, len(out); k < n; k++ {
+		v := out[k]
 		if strings.HasPrefix(v, "@") || strings.HasPrefix(v, "<") {
 			add(v[1:])
 		}

@@ -69,13 +69,15 @@ flow_capability_labels := {l | some l in data.flow.capabilities[hits[0]]} if {
 # those that do not show the model what a file holds
 # (data.flow.blind_capabilities: listing names, writing).
 flow_path_labels := {flow_tag_label[t] |
-	not capability in {c | some c in data.flow.blind_capabilities}
+	not capability in flow_blind
 	some p in checked_paths
-	some t in object.get(p, "tags", [])
+	some t in p.tags
 	flow_tag_label[t]
 }
 
 flow_shells := {lower(w) | some w in object.get(data.flow, "shells", [])}
+
+flow_blind := {c | some c in object.get(data.flow, "blind_capabilities", [])}
 
 flow_tag_label := {"sensitive": "sensitive_read", "untrusted": "untrusted_input"}
 
@@ -87,7 +89,7 @@ default flow_maybe_labels := set()
 
 flow_maybe_labels := {"sensitive_read"} if {
 	some p in checked_paths
-	"maybe_sensitive" in object.get(p, "tags", [])
+	"maybe_sensitive" in p.tags
 	some l in flow_sends
 }
 
@@ -105,11 +107,26 @@ flow_shell_labels := {"external_effect"} if {
 	input.shell.parsed != true
 } else := ({l |
 	some cmd in input.shell.commands
+	flow_notable(cmd)
 	some v in flow_views(cmd)
 	some l in flow_command_labels(v)
 } | flow_redirect_labels) | flow_word_labels if {
 	shell_judged
 }
+
+# flow_notable: a command the flow may label — its program word is not
+# literal, or it is named in one of the flow's tables (a program, a code
+# runner, a text processor, a wrapper). Any other command (cat, grep, ls,
+# make) carries nothing of its own and is not looked at further.
+flow_notable(cmd) if cmd.literal[0] == false
+
+flow_notable(cmd) if {
+	some n in program_names(cmd.argv[0])
+	n in flow_named
+}
+
+# flow_named depends on the data alone: pdp evaluates it once per policy.
+flow_named := ((({lower(k) | some k, _ in data.flow.programs} | flow_code_runners) | shell_text_processors) | shell_wrappers) | flow_wrappers
 
 flow_views(cmd) := array.concat(command_views(cmd), [{"argv": array.slice(cmd.argv, i, n), "literal": array.slice(cmd.literal, i, n)} |
 	n := count(cmd.argv)
@@ -120,30 +137,40 @@ flow_views(cmd) := array.concat(command_views(cmd), [{"argv": array.slice(cmd.ar
 
 flow_wrappers := {lower(w) | some w in object.get(data.flow, "wrappers", [])}
 
-# flow_network_places are the words and redirection targets that reach
-# the network wherever they stand: bash's /dev/tcp and /dev/udp, gawk's
-# /inet special files.
-flow_network_places := `^/dev/(tcp|udp)/|/inet[46]?/(tcp|udp)/`
+# flow_network_place: a word or redirection target that reaches the
+# network wherever it stands: bash's /dev/tcp and /dev/udp, gawk's /inet
+# special files (a string test first: every word of every command meets
+# it).
+flow_network_place(w) if strings.any_prefix_match(w, ["/dev/tcp/", "/dev/udp/"])
+
+flow_network_place(w) if {
+	contains(w, "/inet")
+	regex.match(`/inet[46]?/(tcp|udp)/`, w)
+}
 
 default flow_redirect_labels := set()
 
 flow_redirect_labels := {"external_effect"} if {
 	some r in input.shell.redirects
-	regex.match(flow_network_places, r.target)
+	flow_network_place(r.target)
 }
 
 # flow_word_labels: a word that names the network, and a variable named
 # like a secret ($GITHUB_TOKEN: the command reads, prints or sends it).
-flow_word_labels := {l |
+flow_word_labels := {"external_effect" |
 	some cmd in input.shell.commands
 	some i, w in cmd.argv
 	i > 0
-	some l in flow_word_label(w, cmd.literal[i])
+	contains(w, "/")
+	flow_network_place(w)
+} | {"sensitive_read" |
+	some cmd in input.shell.commands
+	some i, lit in cmd.literal
+	i > 0
+	lit == false
+	contains(cmd.argv[i], "$")
+	regex.match(flow_secret_variable, cmd.argv[i])
 }
-
-flow_word_label(w, _) := {"external_effect"} if regex.match(flow_network_places, w)
-
-flow_word_label(w, false) := {"sensitive_read"} if regex.match(flow_secret_variable, w)
 
 flow_secret_variable := `(?i)\$\{?[a-z0-9_]*(token|secret|passw|passwd|pwd|key|credential|auth|cookie|session)`
 
@@ -155,28 +182,29 @@ flow_secret_variable := `(?i)\$\{?[a-z0-9_]*(token|secret|passw|passwd|pwd|key|c
 # text processors' programs are judged by their words); a described
 # program's labels by its sub-command, an external effect when it sends
 # and a secret read when it prints one (data.flow.programs).
-flow_command_labels(cmd) := {"external_effect"} if {
+flow_command_labels(cmd) := flow_program_labels(cmd, program_names(cmd.argv[0]))
+
+flow_program_labels(cmd, names) := {"external_effect"} if {
 	cmd.literal[0] == false
 	cmd.argv[0] != "<words read from standard input>" # xargs's arguments, not its program
 } else := {"external_effect"} if {
-	flow_code_runner(cmd)
+	count(names & flow_code_runners) > 0
 	flow_runs_code(cmd)
 } else := {"external_effect"} if {
-	listed(cmd.argv[0], shell_text_processors)
+	count(names & shell_text_processors) > 0
 	some i, w in cmd.argv
 	i > 0
 	regex.match(`system[ \t]*\(|\|&|\|[ \t]*"|"[ \t]*\||getline`, w)
 } else := labels if {
-	some name in program_names(cmd.argv[0])
-	entry := data.flow.programs[name]
-	labels := flow_entry_labels(entry, cmd)
+	some name in names
+	data.flow.programs[name]
+	labels := flow_entry_labels(name, cmd)
 } else := set()
 
-flow_code_runner(cmd) if {
-	listed(cmd.argv[0], shell_interpreters)
-	not listed(cmd.argv[0], flow_shells)
-	not listed(cmd.argv[0], shell_text_processors)
-}
+# flow_code_runners are the interpreters whose code the analysis does not
+# read: not the shells, not the text processors. It depends on the data
+# alone, so pdp evaluates it once per policy.
+flow_code_runners := (shell_interpreters - flow_shells) - shell_text_processors
 
 shell_text_processors := {lower(w) | some w in data.shell.text_processors}
 
@@ -206,17 +234,22 @@ flow_only_asks_about_itself(cmd) if {
 	}
 }
 
-flow_entry_labels(entry, cmd) := (flow_sub_labels(entry, words) | flow_send_labels(entry, cmd)) | flow_secret_labels(entry, cmd) if {
-	words := flow_operands(entry, cmd)
-	flow_applies(entry, cmd)
+flow_entry_labels(name, cmd) := (flow_sub_labels(name, words) | flow_send_labels(name, cmd)) | flow_secret_labels(name, cmd) if {
+	words := flow_operands(name, cmd)
+	flow_applies(name, cmd)
 } else := set()
+
+# The functions below take a program's name, not its entry: their
+# results are kept by their arguments, and a name is cheaper to key by
+# than the entry's object (docs/design.md §9).
+flow_entry(name) := data.flow.programs[name]
 
 # flow_applies: an entry marked only_bare applies only when the command
 # has no operand (env prints the environment; env X=1 cmd runs cmd).
-flow_applies(entry, _) if not entry.only_bare
+flow_applies(name, _) if not flow_entry(name).only_bare
 
-flow_applies(entry, cmd) if {
-	entry.only_bare
+flow_applies(name, cmd) if {
+	flow_entry(name).only_bare
 	every w in array.slice(cmd.argv, 1, count(cmd.argv)) {
 		startswith(w, "-")
 	}
@@ -224,18 +257,19 @@ flow_applies(entry, cmd) if {
 
 # flow_operands are the words after the program that are not options,
 # nor the value of an option listed as taking one (git -C dir push).
-flow_operands(entry, cmd) := [w |
+flow_operands(name, cmd) := [w |
+	value_options := object.get(flow_entry(name), "value_options", [])
 	some i, w in cmd.argv
 	i > 0
 	not startswith(w, "-")
-	not cmd.argv[i - 1] in object.get(entry, "value_options", [])
+	not cmd.argv[i - 1] in value_options
 ]
 
 # flow_sub_labels: the labels of the longest sub-command the operands
 # start with, else the program's own.
-flow_sub_labels(entry, words) := {l | some l in entry.subcommands[key]} if {
+flow_sub_labels(name, words) := {l | some l in flow_entry(name).subcommands[key]} if {
 	keys := [k |
-		some k, _ in object.get(entry, "subcommands", {})
+		some k, _ in object.get(flow_entry(name), "subcommands", {})
 		parts := split(k, " ")
 		count(parts) <= count(words)
 		array.slice(words, 0, count(parts)) == parts
@@ -244,28 +278,28 @@ flow_sub_labels(entry, words) := {l | some l in entry.subcommands[key]} if {
 	longest := max([count(split(k, " ")) | some k in keys])
 	some key in keys
 	count(split(key, " ")) == longest
-} else := {l | some l in object.get(entry, "labels", [])}
+} else := {l | some l in object.get(flow_entry(name), "labels", [])}
 
 # flow_send_labels: a word that is not literal in a network program (data
 # built into the request), or an option or word the entry lists as
 # sending (curl -d, wget --post-data, rsync host:path).
-flow_send_labels(entry, cmd) := {"external_effect"} if {
-	"network" in object.get(entry, "labels", [])
+flow_send_labels(name, cmd) := {"external_effect"} if {
+	"network" in object.get(flow_entry(name), "labels", [])
 	some lit in cmd.literal
 	lit == false
 } else := {"external_effect"} if {
+	some re in object.get(flow_entry(name), "send_words", [])
 	some i, w in cmd.argv
 	i > 0
-	some re in object.get(entry, "send_words", [])
 	regex.match(re, w)
 } else := set()
 
 # flow_secret_labels: a word the entry lists as printing a secret
 # (kubectl get secret/db, gh auth status --show-token).
-flow_secret_labels(entry, cmd) := {"sensitive_read"} if {
+flow_secret_labels(name, cmd) := {"sensitive_read"} if {
+	some re in object.get(flow_entry(name), "secret_words", [])
 	some i, w in cmd.argv
 	i > 0
-	some re in object.get(entry, "secret_words", [])
 	regex.match(re, w)
 } else := set()
 
