@@ -336,7 +336,7 @@ flow_reads_input_secret if "sensitive_read" in ((flow_path_labels | flow_maybe_l
 
 flow_after := {l | some l, _ in session_flow} | flow_acting
 
-flow_stop := {"rule": "FLOW_RULE_OF_TWO", "action": flow_action, "reason": flow_reason} if {
+flow_stop := {"rule": "FLOW_RULE_OF_TWO", "action": flow_action, "reason": flow_stop_reason} if {
 	flow_on
 	count(flow_call_labels) > 0
 	not session_flow.trifecta_accepted
@@ -351,6 +351,12 @@ flow_action := a if {
 	a := data.flow.action[input.session.permission_level]
 	a in {"ask", "deny"}
 }
+
+# flow_stop_reason is flow_reason, or a plain sentence should it not
+# format: the stop never depends on its words.
+default flow_stop_reason := "The call would give the session all three of untrusted input, a secret and a way out (the Rule of Two), so a person decides."
+
+flow_stop_reason := flow_reason
 
 # flow_reason names the labels the session has and the calls that set
 # them, then what this call would add.

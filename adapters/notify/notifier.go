@@ -413,8 +413,13 @@ func (nopObserver) NotifyDropped(string, string) {}
 func (w *worker) withLinks(ctx context.Context, ev *Event) (*Event, error) {
 	d := ev.decision
 	answers := []string{api.AllowOnce, api.DenyAnswer}
-	if w.sink.AllowGrants && d.Grantable {
+	switch {
+	case w.sink.AllowGrants && d.Grantable:
 		answers = append(answers, api.AllowSession, api.AllowProject)
+	case w.sink.AllowGrants && d.Rule == api.FlowRule:
+		// allow_session accepts the Rule of Two's three labels for the
+		// session; nothing is granted, and never for a project.
+		answers = append(answers, api.AllowSession)
 	}
 	tickets, err := w.n.opts.Tickets.IssueTickets(ctx, d.DecisionID, w.sink.Name, answers, d.Time.Add(w.n.opts.TicketTTL))
 	if err != nil {

@@ -337,3 +337,46 @@ func (tr *trail) grantableAsk(session, command string) string {
 	tr.hub.Changed()
 	return ev.Decision.DecisionID
 }
+
+// TestTheRuleOfTwosAskLinksAcceptForTheSession: a sink with grants links
+// the Rule of Two's ask to allow_session (which accepts the session's
+// three flow labels), never to allow_project.
+func TestTheRuleOfTwosAskLinksAcceptForTheSession(t *testing.T) {
+	tr := newTrail(t)
+	got := make(chan map[string]any, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		got <- body
+	}))
+	defer srv.Close()
+	n, err := notify.New(notify.Options{Feed: tr.hub, Tickets: tr.store, TicketTTL: time.Hour, ConsoleURL: "https://pdp.example", Sinks: []notify.Sink{
+		{Name: "grants", Kind: notify.Webhook, URL: srv.URL, Secret: []byte("0123456789abcdef"), Events: []string{"ask"}, AnswerLinks: true, AllowGrants: true},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Start(t.Context())()
+	at := time.Now()
+	capability := "shell.exec"
+	ev := pdp.AuditRecord{Decision: api.Decision{DecisionID: pdp.NewDecisionID(at), Decision: api.Ask, Source: "config", Rule: api.FlowRule,
+		Reason: "the Rule of Two", Capability: &capability, Labels: []string{api.LabelExternal}}, SessionID: "f", Time: at,
+		Request: api.DecideRequest{Tool: "shell", Args: map[string]any{"command": "git push"}}}
+	if _, err := tr.store.EnsureSession(t.Context(), api.Session{ID: "f", PermissionLevel: api.Full, Mode: api.OnDemand, ExecutionMode: api.Local}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.store.Record(t.Context(), ev); err != nil {
+		t.Fatal(err)
+	}
+	tr.hub.Changed()
+	var body map[string]any
+	select {
+	case body = <-got:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no notification")
+	}
+	links, _ := body["answer_links"].(map[string]any)
+	if len(links) != 3 || links["allow_session"] == nil || links["allow_project"] != nil {
+		t.Fatalf("links: %v, want allow_once, deny and allow_session", links)
+	}
+}

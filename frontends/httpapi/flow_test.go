@@ -189,7 +189,8 @@ func toStrings(v any) []string {
 }
 
 // TestConsoleShowsTheFlow: the Sessions page shows each session's flow
-// labels with the call that set them.
+// labels with the call that set them, and the inbox accepts the Rule of
+// Two's ask for the session.
 func TestConsoleShowsTheFlow(t *testing.T) {
 	s := newService(t)
 	s.fullSession("cf", nil)
@@ -204,8 +205,16 @@ func TestConsoleShowsTheFlow(t *testing.T) {
 		chromedp.Navigate(s.srv.URL+"/ui/#sessions"),
 		textIs(`#session-cf td.flow div.untrusted_input`, "read untrusted input WebFetch https://attacker.example/readme"),
 		textIs(`#session-cf td.flow div.sensitive_read`, "read a secret shell printenv"),
+		// The inbox offers to accept the three for the session.
+		chromedp.Navigate(s.srv.URL+"/ui/#inbox"),
+		textIs(`#ask-`+ask["decision_id"].(string)+` button.allow-session`, "Accept for this session"),
+		chromedp.Click(`#ask-`+ask["decision_id"].(string)+` button.allow-session`),
+		chromedp.WaitNotPresent(`#ask-`+ask["decision_id"].(string)),
 	); err != nil {
 		t.Fatal(err)
 	}
 	screenshot(t, ctx, "console-flow")
+	if l := s.labelsOf("cf")["trifecta_accepted"]; l == nil || l["decision_id"] != ask["decision_id"] {
+		t.Fatalf("the console's accept did not accept: %v", s.labelsOf("cf"))
+	}
 }

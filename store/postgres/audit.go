@@ -1,14 +1,17 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/toolperm/pdp/api"
 	"github.com/toolperm/pdp/store/sqlstore"
 )
 
@@ -35,11 +38,25 @@ func writeTx(ctx context.Context, pool *pgxpool.Pool, timeout time.Duration, bat
 		}
 		b.Queue(insert, args...)
 	}
-	addLabel := sqlstore.Numbered(sqlstore.InsertLabel)
+	// The labels in one order on every replica (root, then label): two
+	// batches adding the same ones lock them in the same order, never
+	// crosswise.
+	type label struct {
+		root string
+		l    api.FlowLabel
+	}
+	var labels []label
 	for _, p := range batch {
 		for _, l := range p.Event.Labels {
-			b.Queue(addLabel, dialect.LabelArgs(p.Event.LabelRoot, l)...)
+			labels = append(labels, label{p.Event.LabelRoot, l})
 		}
+	}
+	slices.SortStableFunc(labels, func(a, b label) int {
+		return cmp.Or(strings.Compare(a.root, b.root), strings.Compare(a.l.Label, b.l.Label))
+	})
+	addLabel := sqlstore.Numbered(sqlstore.InsertLabel)
+	for _, l := range labels {
+		b.Queue(addLabel, dialect.LabelArgs(l.root, l.l)...)
 	}
 	// Asks go to the change log in the same transaction, last: the
 	// counter's lock is held only from there to the commit.

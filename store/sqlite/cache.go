@@ -60,7 +60,7 @@ func (c *treeCache) put(id string, gen, version uint64, tree *pdp.SessionTree) {
 	c.m[id] = treeEntry{gen: gen, version: version, tree: tree}
 }
 
-// treeVersion is the database's count of changes to sessions and grants,
+// treeVersion is the database's count of changes to sessions, grants and flow labels,
 // as committed now.
 func (s *Store) treeVersion(ctx context.Context) (uint64, error) {
 	var n int64
@@ -71,7 +71,7 @@ func (s *Store) treeVersion(ctx context.Context) (uint64, error) {
 }
 
 // cachedTree is the session tree of id, from the cache when neither this
-// process nor any other changed a session or a grant since it was read.
+// process nor any other changed a session, a grant or a flow label since it was read.
 func (s *Store) cachedTree(ctx context.Context, id string) (*pdp.SessionTree, error) {
 	if err := s.health.Fault(); err != nil {
 		return nil, err

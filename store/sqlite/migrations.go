@@ -55,7 +55,7 @@ CREATE TRIGGER tree_version_label_delete AFTER DELETE ON session_labels BEGIN UP
 
 // treeVersionTable counts the changes to what a session tree holds
 // (treeCache): triggers move it in the transaction of every change to a
-// stored session or a grant, whoever commits it — this process, a
+// stored session or a grant (and, since migration 18, a flow label), whoever commits it — this process, a
 // maintenance command, the sqlite3 shell. Creating a session is not such
 // a change (sqlstore.Store.Changed).
 const treeVersionTable = `

@@ -40,15 +40,6 @@ func (s *Store) Labels(ctx context.Context, root string) ([]api.FlowLabel, error
 	}, "reading the labels of "+root)
 }
 
-// SessionLabels are the flow labels of the tree the session is in.
-func (s *Store) SessionLabels(ctx context.Context, id string) ([]api.FlowLabel, error) {
-	root, err := s.FindRoot(ctx, s.Read, id)
-	if err != nil {
-		return nil, err
-	}
-	return s.Labels(ctx, root)
-}
-
 // addLabels adds, in tx, the labels the call of rec carried to the root
 // of its tree, as set by rec at now: a person's allow of its ask, or the
 // runtime's report that it ran.

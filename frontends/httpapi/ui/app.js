@@ -259,12 +259,17 @@ async function refreshInbox() {
       // would_grant is what the answer grants, the very list the answer
       // stores; empty when the call cannot be granted.
       const grants = ev.would_grant || [];
-      const session = el("button", { textContent: "Allow for this session", className: "allow-session", disabled: !grants.length });
-      session.title = grants.length ? `Grants ${grants.map((fp) => `"${visible(fp)}"`).join(", ")} for the session` :
+      // The Rule of Two's ask grants nothing: allow_session accepts the
+      // three labels for the session instead.
+      const flow = ev.rule === "FLOW_RULE_OF_TWO";
+      const session = el("button", { textContent: flow ? "Accept for this session" : "Allow for this session", className: "allow-session", disabled: !grants.length && !flow });
+      session.title = flow ? "Accepts untrusted input, a secret and a way out together for this session: the Rule of Two asks no more in it" :
+        grants.length ? `Grants ${grants.map((fp) => `"${visible(fp)}"`).join(", ")} for the session` :
         "Not grantable: only one plain shell command with a literal program and subcommand can be allowed for a session";
       session.addEventListener("click", act("allow_session"));
       const project = el("button", { textContent: "Allow for this project", className: "allow-project", disabled: !grants.length });
-      project.title = grants.length ? "Grants the same to every session of this workspace, until revoked on the Sessions page" : session.title;
+      project.title = grants.length ? "Grants the same to every session of this workspace, until revoked on the Sessions page" :
+        flow ? "The Rule of Two is accepted for one session at a time" : session.title;
       project.addEventListener("click", act("allow_project"));
       const deny = el("button", { textContent: "Deny", className: "deny" });
       deny.addEventListener("click", act("deny"));
