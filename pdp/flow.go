@@ -130,9 +130,19 @@ func (t *pathTags) of(c CheckedPath, tg pathTarget, foldCase bool) []string {
 		add(i)
 	}
 	if tg.glob != nil {
+		// A glob that may expand to a sensitive file may name one, as a
+		// word built at run time may: it counts where the command sends
+		// (scp deploy/*.pem host:), not for every cat *.md.
 		for i, p := range ix.patterns {
 			if ix.shellGlobMeets(tg, p) {
-				add(i)
+				for _, tag := range t.tags[fold][i] {
+					if tag == TagSensitive {
+						tag = TagMaybeSensitive
+					}
+					if !slices.Contains(out, tag) {
+						out = append(out, tag)
+					}
+				}
 			}
 		}
 	}

@@ -111,6 +111,9 @@ func operandValues(w string) []string {
 	}
 	if eq > 0 {
 		add(w[eq+1:])
+		if v := strings.TrimSpace(w[eq+1:]); v != w[eq+1:] {
+			add(v) // wget -e 'post_file = .npmrc'
+		}
 	}
 	for _, v := range out {
 		if p, ok := fileURLPath(v); ok {
@@ -118,18 +121,33 @@ func operandValues(w string) []string {
 		}
 	}
 	// A file named inside a word: curl's @file and <file (-d @.env,
-	// -F f=@id_rsa), git's rev:path (HEAD:.env), scp's and rsync's
-	// host:path.
+	// -F f=@id_rsa, --data-urlencode k@.npmrc, f=@key;type=text/plain,
+	// f=@"key"), git's rev:path (HEAD:.env), scp's and rsync's host:path,
+	// docker's -v file:target, socat's FILE:name,options.
 	for k, n := 0, len(out); k < n; k++ {
 		v := out[k]
-		if strings.HasPrefix(v, "@") || strings.HasPrefix(v, "<") {
-			add(v[1:])
+		if i := strings.IndexAny(v, "@<"); i >= 0 && !strings.Contains(v, "://") {
+			inner(add, v[i+1:])
 		}
 		if i := strings.IndexByte(v, ':'); i > 0 && !strings.Contains(v, "://") {
-			add(v[i+1:])
+			inner(add, v[:i])
+			inner(add, v[i+1:])
 		}
 	}
 	return out
+}
+
+// inner adds a file named inside a word, and the same cut at curl's
+// ;type= or socat's ,options, its quotes removed.
+func inner(add func(string), v string) {
+	add(v)
+	if i := strings.IndexAny(v, ";,"); i > 0 {
+		v = v[:i]
+		add(v)
+	}
+	if t := strings.Trim(v, `"'`); t != v {
+		add(t)
+	}
 }
 
 // fileURLPath is the path a file: URL names, percent-decoded

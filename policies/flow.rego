@@ -106,10 +106,8 @@ flow_shell_labels := {"external_effect"} if {
 	shell_judged
 	input.shell.parsed != true
 } else := ({l |
-	some cmd in input.shell.commands
-	flow_notable(cmd)
-	some v in flow_views(cmd)
-	some l in flow_command_labels(v)
+	some labels in flow_command_sets
+	some l in labels
 } | flow_redirect_labels) | flow_word_labels if {
 	shell_judged
 }
@@ -191,10 +189,12 @@ flow_program_labels(cmd, names) := {"external_effect"} if {
 	count(names & flow_code_runners) > 0
 	flow_runs_code(cmd)
 } else := {"external_effect"} if {
-	count(names & shell_text_processors) > 0
+	# awk runs programs from its script: system(), print | "cmd",
+	# "cmd" | getline, |& coprocesses.
+	count(names & {"awk", "gawk", "mawk", "nawk"}) > 0
 	some i, w in cmd.argv
 	i > 0
-	regex.match(`system[ \t]*\(|\|&|\|[ \t]*"|"[ \t]*\||getline`, w)
+	regex.match(`system[ \t]*\(|\|&|print[f]?[^;}]*[ \t)]\|[ \t]*"|"[ \t]*\|[ \t]*getline`, w)
 } else := labels if {
 	some name in names
 	data.flow.programs[name]
@@ -320,6 +320,27 @@ flow_rules contains {"rule": "", "action": "", "reason": ""} if false
 
 flow_own(action) := [v | some v in flow_rules; v.action == action]
 
+# flow_piped_secret: one command of the call prints a secret and another
+# sends (printenv | curl -d @- …, gh auth token > t && curl -T t …):
+# the secret reaches the sender, not the model, so it is read while the
+# call runs.
+flow_piped_secret if {
+	some i, a in flow_command_sets
+	"sensitive_read" in a
+	some j, b in flow_command_sets
+	i != j
+	count(b & {"external_effect", "network"}) > 0
+}
+
+flow_command_sets[i] := {l |
+	some v in flow_views(cmd)
+	some l in flow_command_labels(v)
+} if {
+	shell_judged
+	some i, cmd in input.shell.commands
+	flow_notable(cmd)
+}
+
 # flow_acting are the labels a call brings while it runs, before the
 # model sees its result: its external effect, and a secret it reads to
 # use or send (curl -T key.pem). What its result brings — untrusted text,
@@ -333,6 +354,8 @@ flow_acting := {l |
 } | {"sensitive_read" | flow_reads_input_secret}
 
 flow_reads_input_secret if "sensitive_read" in ((flow_path_labels | flow_maybe_labels) | flow_word_labels)
+
+flow_reads_input_secret if flow_piped_secret
 
 flow_after := {l | some l, _ in session_flow} | flow_acting
 
