@@ -296,13 +296,12 @@ func (c *dataChecker) flow(path []string, v any) {
 		case "action":
 			c.flowActions(p, m[k])
 		case "capabilities":
-			table, names, _ := c.object(p, m[k])
-			for _, n := range names {
+			c.labelTable(p, m[k], func(n string) string {
 				if !ValidPattern(n) {
-					c.add(at(p, n), "is not a capability or a.b.* prefix")
+					return "is not a capability or a.b.* prefix"
 				}
-				c.flowLabels(at(p, n), table[n])
-			}
+				return ""
+			})
 		case "blind_capabilities":
 			c.patternList(p, m[k])
 		case "shells", "wrappers":
@@ -320,20 +319,24 @@ func (c *dataChecker) flow(path []string, v any) {
 	}
 }
 
+// flowActions checks data.flow.action: a level to ask or deny.
 func (c *dataChecker) flowActions(path []string, v any) {
-	m, keys, ok := c.object(path, v)
-	if !ok {
-		return
-	}
-	for _, k := range keys {
-		switch api.Level(k) {
-		case api.ReadOnly, api.ReadWrite, api.Smart, api.Full:
-		default:
-			c.add(at(path, k), "is not a permission level; want READ_ONLY, READ_WRITE, SMART or FULL")
+	c.byLevel(path, v, func(p []string, a any) {
+		if s, _ := a.(string); s != api.Ask && s != api.Deny {
+			c.add(p, "%s: the flow rule asks or denies; want ask or deny", kindOf(a))
 		}
-		if a, _ := m[k].(string); a != api.Ask && a != api.Deny {
-			c.add(at(path, k), "%s: the flow rule asks or denies; want ask or deny", kindOf(m[k]))
+	})
+}
+
+// labelTable checks an object from a key (which badKey judges: "" for a
+// good one, else the problem) to a list of flow labels.
+func (c *dataChecker) labelTable(path []string, v any, badKey func(string) string) {
+	table, names, _ := c.object(path, v)
+	for _, n := range names {
+		if problem := badKey(n); problem != "" {
+			c.add(at(path, n), "%s", problem)
 		}
+		c.flowLabels(at(path, n), table[n])
 	}
 }
 
@@ -369,13 +372,12 @@ func (c *dataChecker) flowProgram(path []string, v any) {
 				}
 			}
 		case "subcommands":
-			table, names, _ := c.object(p, m[k])
-			for _, n := range names {
+			c.labelTable(p, m[k], func(n string) string {
 				if strings.TrimSpace(n) != n || n == "" || strings.Contains(n, "  ") {
-					c.add(at(p, n), "a sub-command is words separated by single spaces")
+					return "a sub-command is words separated by single spaces"
 				}
-				c.flowLabels(at(p, n), table[n])
-			}
+				return ""
+			})
 		default:
 			c.add(p, "is not a key of a flow program; want labels, only_bare, value_options, send_words, secret_words or subcommands")
 		}

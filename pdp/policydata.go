@@ -199,7 +199,11 @@ func (c *dataChecker) action(path []string, v any, assess bool) {
 	}
 }
 
-func (c *dataChecker) levels(path []string, v any) {
+func (c *dataChecker) levels(path []string, v any) { c.byLevel(path, v, c.actionTable(true)) }
+
+// byLevel checks an object keyed by permission level, each value by
+// check.
+func (c *dataChecker) byLevel(path []string, v any, check func([]string, any)) {
 	m, keys, ok := c.object(path, v)
 	if !ok {
 		return
@@ -210,7 +214,7 @@ func (c *dataChecker) levels(path []string, v any) {
 		default:
 			c.add(at(path, k), "is not a permission level; want READ_ONLY, READ_WRITE, SMART or FULL")
 		}
-		c.actionTable(true)(at(path, k), m[k])
+		check(at(path, k), m[k])
 	}
 }
 

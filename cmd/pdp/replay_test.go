@@ -37,25 +37,7 @@ func recordTrail(t *testing.T) (string, []api.Event, string) {
 	}))
 	dbPath := srv.DBPath
 
-	call := func(method, path string, body any) map[string]any {
-		t.Helper()
-		raw, _ := json.Marshal(body)
-		req, _ := http.NewRequest(method, srv.URL+path, bytes.NewReader(raw))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
-		if resp.StatusCode >= 300 {
-			t.Fatalf("%s %s: %d %v", method, path, resp.StatusCode, out)
-		}
-		return out
-	}
-	decide := func(session, tool string, args map[string]any) map[string]any {
-		return call("POST", "/v1/decide", map[string]any{"session_id": session, "tool": tool, "args": args, "cwd": "/w"})
-	}
+	call, decide := trailCalls(t, srv.URL)
 	call("POST", "/v1/sessions", map[string]any{"id": "ro", "workspace": "/w"})
 	call("POST", "/v1/sessions", map[string]any{"id": "rw", "workspace": "/w", "permission_level": "READ_WRITE"})
 	call("POST", "/v1/sessions", map[string]any{"id": "smart", "workspace": "/w", "permission_level": "SMART"})
@@ -84,6 +66,32 @@ func recordTrail(t *testing.T) (string, []api.Event, string) {
 		events[i] = item.Event
 	}
 	return dbPath, events, srv.URL
+}
+
+// trailCalls are a test's requests to the service at url: call sends a
+// JSON body and fails the test on an error status; decide decides a
+// call in a session, cwd /w.
+func trailCalls(t *testing.T, url string) (call func(method, path string, body any) map[string]any, decide func(session, tool string, args map[string]any) map[string]any) {
+	call = func(method, path string, body any) map[string]any {
+		t.Helper()
+		raw, _ := json.Marshal(body)
+		req, _ := http.NewRequest(method, url+path, bytes.NewReader(raw))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		if resp.StatusCode >= 300 {
+			t.Fatalf("%s %s: %d %v", method, path, resp.StatusCode, out)
+		}
+		return out
+	}
+	decide = func(session, tool string, args map[string]any) map[string]any {
+		return call("POST", "/v1/decide", map[string]any{"session_id": session, "tool": tool, "args": args, "cwd": "/w"})
+	}
+	return call, decide
 }
 
 // candidate writes the built-in policy to a directory with its rules
@@ -204,25 +212,7 @@ func TestReplayAgainstCandidates(t *testing.T) {
 // later calls of that session, and the report says in how many sessions.
 func TestReplayInSessionOrder(t *testing.T) {
 	srv := testserver.New(t)
-	call := func(method, path string, body any) map[string]any {
-		t.Helper()
-		raw, _ := json.Marshal(body)
-		req, _ := http.NewRequest(method, srv.URL+path, bytes.NewReader(raw))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
-		if resp.StatusCode >= 300 {
-			t.Fatalf("%s %s: %d %v", method, path, resp.StatusCode, out)
-		}
-		return out
-	}
-	decide := func(session, tool string, args map[string]any) map[string]any {
-		return call("POST", "/v1/decide", map[string]any{"session_id": session, "tool": tool, "args": args, "cwd": "/w"})
-	}
+	call, decide := trailCalls(t, srv.URL)
 	for _, id := range []string{"readme", "plain", "stopped"} {
 		call("POST", "/v1/sessions", map[string]any{"id": id, "workspace": "/w", "permission_level": "FULL"})
 	}

@@ -83,11 +83,19 @@ func cli(t *testing.T, name, pkg string) string {
 // sessions the agent names only once it runs).
 func startPDP(t *testing.T, bin string, commands ...map[string]string) string {
 	t.Helper()
+	var env []string
+	if len(commands) > 0 {
+		env = append(env, "PDP_POLICY_PATH="+policyWith(t, commands[0]))
+	}
+	return servePDP(t, bin, env...)
+}
+
+// servePDP runs `pdp serve` as startPDP does, with these variables set.
+func servePDP(t *testing.T, bin string, env ...string) string {
+	t.Helper()
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "pdp.db"), "--config", filepath.Join("..", "..", "config.yaml"))
-	if len(commands) > 0 {
-		cmd.Env = append(os.Environ(), "PDP_POLICY_PATH="+policyWith(t, commands[0]))
-	}
+	cmd.Env = append(os.Environ(), env...)
 	url, _ := testserver.Process(t, cmd, 60*time.Second)
 	return url
 }

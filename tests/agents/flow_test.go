@@ -7,15 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/toolperm/pdp/client"
-	"github.com/toolperm/pdp/internal/testserver"
 )
 
 // exfilSite is an attacker's web site on loopback: a page whose text
@@ -52,17 +49,6 @@ func (s *exfilSite) got() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.received...)
-}
-
-// startPDPAt runs pdp serve as startPDP does, with sessions created at
-// level (the agents name their sessions only once they run).
-func startPDPAt(t *testing.T, bin, level string) string {
-	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "pdp.db"), "--config", filepath.Join("..", "..", "config.yaml"))
-	cmd.Env = append(os.Environ(), "PDP_SESSIONS_PERMISSION_LEVEL="+level)
-	url, _ := testserver.Process(t, cmd, 60*time.Second)
-	return url
 }
 
 // flowWorkspace is a workspace holding a private key.
@@ -146,7 +132,9 @@ func TestAgentsStopAnInjectedExfiltrationAtFull(t *testing.T) {
 	}
 	for name, run := range agents {
 		t.Run(name, func(t *testing.T) {
-			url := startPDPAt(t, bin, "FULL")
+			// The agents name their sessions only once they run: every
+			// session is created at FULL.
+			url := servePDP(t, bin, "PDP_SESSIONS_PERMISSION_LEVEL=FULL")
 			site := newExfilSite(t)
 			fetch, read, send := exfilCommands(site.url)
 
