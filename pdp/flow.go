@@ -209,6 +209,9 @@ func TreeLabels(s *SessionTree) []api.FlowLabel {
 // newLabels are the labels of d the tree does not have yet, as the
 // decision sets them.
 func newLabels(s *SessionTree, d api.Decision, req api.DecideRequest, at time.Time) []api.FlowLabel {
+	if len(d.Labels) == 0 {
+		return nil // most allowed calls carry none: nothing to look up
+	}
 	have := map[string]bool{}
 	for _, l := range TreeLabels(s) {
 		have[l.Label] = true
