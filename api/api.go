@@ -84,7 +84,29 @@ type DecideRequest struct {
 	// own modes; the policy reads it as input.runtime, and the tool
 	// catalogue looks up "<agent>/<tool>" before "<tool>".
 	Runtime *Runtime `json:"runtime,omitempty"`
+	// ProjectPolicy is the project's policy file (.toolperm/policy.json
+	// of the workspace) as the hook read it, for a PDP that cannot read
+	// the workspace itself. It can only tighten what the organisation's
+	// policy answers (docs/policy.md, "The project layer").
+	ProjectPolicy *ProjectFile `json:"project_policy,omitempty"`
 }
+
+// ProjectFile is a project's policy file as a hook read it: its text,
+// or why it could not be read.
+type ProjectFile struct {
+	// Content is the file's text, at most MaxProjectFileBytes.
+	Content string `json:"content"`
+	// Error says why the hook could not read a file that is there (it
+	// then denies every call of the session, as a malformed file does).
+	Error string `json:"error,omitempty"`
+}
+
+// ProjectFileName is where a repository keeps its project policy,
+// relative to the workspace.
+const ProjectFileName = ".toolperm/policy.json"
+
+// MaxProjectFileBytes bounds a project's policy file.
+const MaxProjectFileBytes = 64 << 10
 
 // Runtime is what an agent runtime says about itself with a call: facts
 // for the policy, never a permission. The shipped policy decides the

@@ -28,6 +28,8 @@ var agentSettingsFiles = []struct{ file, rule string }{
 	{".cursor/hooks.json", "/**/.cursor/hooks.json"},
 	{".cursor/mcp.json", "/**/.cursor/mcp.json"},
 	{".cursor/cli.json", "/**/.cursor/cli.json"},
+	// The project's own policy layer (docs/policy.md, "The project layer").
+	{".toolperm/policy.json", "/**/.toolperm/**"},
 }
 
 func TestAgentSettingsAreNotWritableByAModel(t *testing.T) {

@@ -52,6 +52,11 @@ type Components struct {
 	Shell Shell
 	// Workspace resolves a call's paths against the session's workspace.
 	Workspace Workspace
+	// Projects reads a workspace's project policy file on this host;
+	// ProjectSource says where the project layer comes from (default
+	// ProjectAuto). Nil Projects: only the hook's copy.
+	Projects      ProjectFiles
+	ProjectSource ProjectSource
 	Logger    *slog.Logger
 	Now       func() time.Time
 	// Observer is told of every decision and evaluation (metrics); may be nil.
@@ -117,6 +122,8 @@ type Engine struct {
 	// typed holds each process's partial line of typed input between
 	// decisions (stdin.go); nil where nothing is recorded (Simulate).
 	typed *typedInput
+	// projects are the project files parsed so far (project.go).
+	projects projectCache
 }
 
 // New returns an engine serving p.
@@ -270,7 +277,7 @@ func (e *Engine) Input(ctx context.Context, call Call) (map[string]any, error) {
 	if err := pl.parseCommand(ctx); err != nil {
 		return nil, err
 	}
-	in, _, err := pl.input(ctx, withDefaults(call.Session))
+	in, _, _, err := pl.input(ctx, withDefaults(call.Session))
 	return in, err
 }
 

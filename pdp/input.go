@@ -23,7 +23,7 @@ func init() {
 		"permission_level", "mode", "execution_mode", "rules", "command_rules", "grants", "has_parent", "scope", "fingerprint",
 		"outside", "paths", "value", "path", "rel", "inside", "glob", "pattern", "place", AccessRead, AccessWrite, "policy",
 		"runtime", "agent", "permission_mode", "parsed", "typed", "commands", "operators", "compound", "redirections", "substitutions", "assignments", "parts", "redirects",
-		"evaluated", "assigned", "labels", "tags", "summary", "decision_id", api.LabelUntrusted, api.LabelSensitive, api.LabelExternal, api.LabelAccepted, TagSensitive, TagUntrusted, TagMaybeSensitive, "error", "argv", "literal", "text", "simple", "first", "end", "background", "negated",
+		"evaluated", "assigned", "project", "from", "file", "enabled", FromWorkspace, FromHook, "labels", "tags", "summary", "decision_id", api.LabelUntrusted, api.LabelSensitive, api.LabelExternal, api.LabelAccepted, TagSensitive, TagUntrusted, TagMaybeSensitive, "error", "argv", "literal", "text", "simple", "first", "end", "background", "negated",
 		"op", "target", "dev_null", "dup", "here_doc", "program", "possible", "command", "word", "redirect", "verdict", "by", "decision", "source", "rule", "reason",
 		// frequent values
 		string(api.ReadOnly), string(api.ReadWrite), string(api.Full), string(api.Smart), string(api.AlwaysAsk), string(api.OnDemand), string(api.AllowAll),
@@ -53,6 +53,8 @@ var reusePaths = evalcache.Paths{
 		ast.MustParseRef("input.session.mode"),
 		ast.MustParseRef("input.session.scope"),
 		ast.MustParseRef("input.session.has_parent"),
+		// The project layer's rules and switches (project.go).
+		ast.MustParseRef("input.project"),
 		// The runtime's facts: which agent's catalogue entry a tool maps
 		// through, and the mode a policy may pick a level table by.
 		ast.MustParseRef("input.runtime.agent"),
@@ -66,15 +68,19 @@ var reusePaths = evalcache.Paths{
 
 // input is the document the policy judges for session s: only facts, not
 // raw arguments.
-func (pl *pipeline) input(ctx context.Context, s *SessionTree) (map[string]any, WorkspaceVerdict, error) {
+func (pl *pipeline) input(ctx context.Context, s *SessionTree) (map[string]any, WorkspaceVerdict, *ProjectPolicy, error) {
 	req := pl.call.Request
 	verdict, err := pl.workspace(ctx, s)
 	if err != nil {
-		return nil, verdict, err
+		return nil, verdict, nil, err
 	}
+	project := pl.project(ctx, s)
 	in := map[string]any{
 		"session":   sessionInput(s),
-		"workspace": map[string]any{"outside": strings2any(verdict.Outside), "paths": pl.p.pathFacts(verdict, s.PathRules)},
+		"workspace": map[string]any{"outside": strings2any(verdict.Outside), "paths": pl.p.pathFacts(verdict, s.PathRules, project.pathRules())},
+	}
+	if project != nil {
+		in["project"] = project.input
 	}
 	if req.Tool != "" {
 		in["tool"] = req.Tool
@@ -94,7 +100,7 @@ func (pl *pipeline) input(ctx context.Context, s *SessionTree) (map[string]any, 
 	if rt := runtimeInput(req.Runtime); rt != nil {
 		in["runtime"] = rt
 	}
-	return in, verdict, nil
+	return in, verdict, project, nil
 }
 
 // workspace resolves the call's paths against s's workspace, with the

@@ -237,14 +237,17 @@ func ValidatePathRules(m map[string]api.PathRule) error {
 
 // pathFacts are the checked paths of a call as the policy sees them:
 // each resolved path, where it is relative to the workspace, and for each
-// access kind the rule each layer (policy data, the session) resolved to.
-// Matching happens here, against the compiled layers, so the policy reads
-// one fact per path and layer whatever the number of rules.
-func (p *Policy) pathFacts(v WorkspaceVerdict, session *PathRules) []any {
+// access kind the rule each layer (policy data, the session, the
+// project) resolved to. Matching happens here, against the compiled
+// layers, so the policy reads one fact per path and layer whatever the
+// number of rules. The project layer only tightens: a path its most
+// specific rule allows (an exception to its own broader rule) gets no
+// project fact, so its allow never lets a path through.
+func (p *Policy) pathFacts(v WorkspaceVerdict, session, project *PathRules) []any {
 	layers := []struct {
 		name string
 		ix   *pathIndex
-	}{{"policy", p.paths.lookup(v.CaseInsensitive)}, {"session", session.lookup(v.CaseInsensitive)}}
+	}{{"policy", p.paths.lookup(v.CaseInsensitive)}, {"session", session.lookup(v.CaseInsensitive)}, {"project", project.lookup(v.CaseInsensitive)}}
 	out := make([]any, 0, len(v.Paths))
 	for _, c := range v.Paths {
 		fact := map[string]any{"value": c.Value, "path": c.Path, "rel": nil, "inside": c.Inside}
@@ -285,7 +288,7 @@ func (p *Policy) pathFacts(v WorkspaceVerdict, session *PathRules) []any {
 				default:
 					m = layer.ix.resolve(hits, access)
 				}
-				if m == nil {
+				if m == nil || (layer.name == "project" && m.action(access) == api.Allow) {
 					continue
 				}
 				kind, _ := byAccess[access].(map[string]any)

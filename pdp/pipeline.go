@@ -88,7 +88,7 @@ func (pl *pipeline) parseCommand(ctx context.Context) error {
 // says it needs and evaluating again until the answer is final. It returns
 // what the answer was judged on, for the audit trail and replay.
 func (pl *pipeline) run(ctx context.Context, s *SessionTree, explain bool) (evaluation, *Recorded, error) {
-	in, verdict, err := pl.input(ctx, s)
+	in, verdict, project, err := pl.input(ctx, s)
 	if err != nil {
 		return evaluation{}, nil, err
 	}
@@ -97,6 +97,7 @@ func (pl *pipeline) run(ctx context.Context, s *SessionTree, explain bool) (eval
 		// The checked paths themselves, so a candidate's path rules can
 		// be matched against them again on replay.
 		rec.Paths, rec.CaseInsensitive, rec.SessionPathRules = verdict.Paths, verdict.CaseInsensitive, s.PathRules
+		rec.ProjectPathRules = project.pathRules()
 		rec.Tree = rootID(s)
 	}
 	return out, rec, err

@@ -23,6 +23,8 @@ type Recorded struct {
 	Paths            []CheckedPath `json:"paths,omitempty"`
 	CaseInsensitive  bool          `json:"case_insensitive,omitempty"`
 	SessionPathRules *PathRules    `json:"session_path_rules,omitempty"`
+	// ProjectPathRules are the project layer's path rules (project.go).
+	ProjectPathRules *PathRules `json:"project_path_rules,omitempty"`
 	// Tree is the id of the root of the session's tree, whose flow
 	// labels the call read (a replay in session order keeps them per
 	// tree).
@@ -93,7 +95,7 @@ func (ev evaluator) replay(ctx context.Context, rec *Recorded) (api.Decision, er
 		for k, v := range ws {
 			again[k] = v
 		}
-		again["paths"] = ev.p.pathFacts(WorkspaceVerdict{Paths: rec.Paths, CaseInsensitive: rec.CaseInsensitive}, rec.SessionPathRules)
+		again["paths"] = ev.p.pathFacts(WorkspaceVerdict{Paths: rec.Paths, CaseInsensitive: rec.CaseInsensitive}, rec.SessionPathRules, rec.ProjectPathRules)
 		in["workspace"] = again
 	}
 	out, _, err := ev.resolve(ctx, in, false, replayFacts{ev: ev, rec: rec})

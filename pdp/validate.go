@@ -68,6 +68,9 @@ func ValidateRequest(r api.DecideRequest) error {
 	if err := validateRuntime(r.Runtime); err != nil {
 		return err
 	}
+	if err := validateProjectFile(r.ProjectPolicy); err != nil {
+		return err
+	}
 	if r.Capability != "" && !ValidCapability(r.Capability) {
 		return invalid("invalid_capability", "capability %q is not a dotted id of [a-z0-9_-] segments", truncate(r.Capability))
 	}

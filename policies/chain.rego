@@ -121,18 +121,22 @@ outside_reason := sprintf("The path %q resolves outside the workspace %q.", [out
 # a rule, a grant or command rules allowing every part, the rule layers
 # (an ask, the danger assessor's verdict on an assess rule, an allow),
 # the ask-always list, the fallback.
-chain_of(c) := verdict("explicit_deny", "deny", "config", c.floor[0].entry, sprintf("%q is on the deny floor (%s): it cannot be undone, and no level, mode or session rule allows it.", [c.floor[0].text, c.floor[0].entry])) if {
+chain_of(c) := verdict("explicit_deny", "deny", "project", "PROJECT_POLICY", project_error_reason) if {
+	# The project's policy file cannot be read or understood: every
+	# call of the session is denied until a person mends it.
+	input.project.error
+} else := verdict("explicit_deny", "deny", "config", c.floor[0].entry, sprintf("%q is on the deny floor (%s): it cannot be undone, and no level, mode or session rule allows it.", [c.floor[0].text, c.floor[0].entry])) if {
 	# The deny floor (floor.rego).
 	c.floor[0].exact
-} else := verdict("explicit_deny", "deny", resolved.source, resolved.pattern, sprintf("The %s rule %q denies %s.", [resolved.layer, resolved.pattern, capability])) if {
+} else := verdict("explicit_deny", "deny", resolved.source, resolved.pattern, sprintf("The %s rule %q denies %s.", [layer_label(resolved.layer), resolved.pattern, capability])) if {
 	rank(resolved.action) == 3
-} else := verdict("explicit_deny", c.path_rule[0].action, "config", c.path_rule[0].pattern, c.path_reason[0]) if {
+} else := verdict("explicit_deny", c.path_rule[0].action, layer_source[c.path_rule[0].layer], c.path_rule[0].pattern, c.path_reason[0]) if {
 	# A path rule's deny, for any path of the call (paths.rego).
 	c.path_rule[0].action == "deny"
-} else := verdict("explicit_deny", "deny", "config", c.command_denied[0].rule, c.command_denied[0].reason) if {
+} else := verdict("explicit_deny", "deny", c.command_denied[0].source, c.command_denied[0].rule, c.command_denied[0].reason) if {
 	# A command rule's deny, for any command of any part (commands.rego).
 	c.command_denied[0]
-} else := verdict("explicit_deny", "ask", "config", c.command_asked[0].rule, c.command_asked[0].reason) if {
+} else := verdict("explicit_deny", "ask", c.command_asked[0].source, c.command_asked[0].rule, c.command_asked[0].reason) if {
 	# A command rule's ask holds where the mode, the level or a grant would allow.
 	c.command_asked[0]
 } else := verdict("explicit_deny", "ask", "config", c.floor[0].entry, object.get(c.floor[0], "reason", floor_may_be(c.floor[0].text, c.floor[0].entry))) if {
@@ -144,7 +148,7 @@ chain_of(c) := verdict("explicit_deny", "deny", "config", c.floor[0].entry, spri
 	# every level and mode, but never an ask where a later step denies.
 	c.flow.stop[0]
 	not flow_ask_loosens(c.flow.stop[0].action)
-} else := verdict("explicit_deny", c.path_rule[0].action, "config", c.path_rule[0].pattern, c.path_reason[0]) if {
+} else := verdict("explicit_deny", c.path_rule[0].action, layer_source[c.path_rule[0].layer], c.path_rule[0].pattern, c.path_reason[0]) if {
 	# So does a path rule's ask (paths.rego), and a deny a word only may
 	# meet, but never where a later step denies.
 	c.path_rule[0].action == "ask"
@@ -164,7 +168,7 @@ chain_of(c) := verdict("explicit_deny", "deny", "config", c.floor[0].entry, spri
 	# A command the level asks for, judged by what it does (effects.rego).
 	not ask_always_hit
 	c.effect[0]
-} else := verdict("rule", "ask", resolved.source, resolved.pattern, sprintf("The %s rule %q asks before %s.", [resolved.layer, resolved.pattern, capability])) if {
+} else := verdict("rule", "ask", resolved.source, resolved.pattern, sprintf("The %s rule %q asks before %s.", [layer_label(resolved.layer), resolved.pattern, capability])) if {
 	resolved.action == "ask"
 } else := verdict("rule", "allow", "assessor", resolved.pattern, "The danger assessor judged the command safe.") if {
 	resolved.action == "assess"
@@ -177,12 +181,14 @@ chain_of(c) := verdict("explicit_deny", "deny", "config", c.floor[0].entry, spri
 } else := verdict("rule", "ask", resolved.source, resolved.pattern, danger_reason(c.danger[0])) if {
 	resolved.action == "assess"
 	c.danger[0].verdict != "SAFE"
-} else := verdict("rule", "allow", resolved.source, resolved.pattern, sprintf("The %s rule %q allows %s.", [resolved.layer, resolved.pattern, capability])) if {
+} else := verdict("rule", "allow", resolved.source, resolved.pattern, sprintf("The %s rule %q allows %s.", [layer_label(resolved.layer), resolved.pattern, capability])) if {
 	resolved.action == "allow"
 	not ask_always_hit
 } else := step_ask_always if {
 	step_ask_always
 } else := step_fallback
+
+project_error_reason := sprintf("The project's policy cannot be used, so every call is denied until a person mends it: %s", [input.project.error])
 
 # flow_ask_loosens: the flow rule's ask where a later step denies.
 flow_ask_loosens("ask") if denied_later

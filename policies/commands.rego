@@ -1,8 +1,11 @@
 # Command rules and commands judged part by part.
 #
 # A command rule maps a command prefix (words separated by single spaces:
-# "go test", "git push --force") to allow, ask or deny, in two layers: the
-# policy's data.commands and the session's command_rules. A shell command
+# "go test", "git push --force") to allow, ask or deny, in three layers:
+# the policy's data.commands, the session's command_rules and the
+# project's (input.project.command_rules, which only stop: a project's
+# allow never allows a part, it only makes an exception to its own
+# broader ask or deny). A shell command
 # is judged part by part (its statements joined by ;, newlines, &&, ||, |
 # and |&): a deny or an ask applies to every simple command of a part,
 # behind wrappers and inside bodies and substitutions; an allow, by a rule
@@ -29,7 +32,11 @@ default session_command_rules := {}
 
 session_command_rules := input.session.command_rules
 
-command_layers := ["policy", "session"]
+default project_command_rules := {}
+
+project_command_rules := input.project.command_rules
+
+command_layers := ["policy", "session", "project"]
 
 # ruled_command_layers are the layers with at least one rule: a layer
 # without any can neither stop nor allow a command, so its views are not
@@ -43,6 +50,7 @@ ruled_command_layers := [layer | some layer in command_layers; count(command_tab
 command_tables := {
 	"policy": policy_command_table,
 	"session": normalized_prefixes(session_command_rules),
+	"project": normalized_prefixes(project_command_rules),
 }
 
 policy_command_table := normalized_prefixes(policy_command_rules)
@@ -58,6 +66,8 @@ normalized_prefixes(rules) := {key: action |
 command_words["policy"] := policy_command_words if count(policy_command_table) > 0
 
 command_words["session"] := longest_prefix(command_tables.session) if count(command_tables.session) > 0
+
+command_words["project"] := longest_prefix(command_tables.project) if count(command_tables.project) > 0
 
 policy_command_words := longest_prefix(policy_command_table)
 
@@ -277,14 +287,14 @@ dangerous_family(word) if {
 part_verdicts := [part_verdict(i, p) | some i, p in shell_parts]
 
 part_verdict(i, p) := {
-	"text": p.text, "fingerprint": part_fingerprint_or_null(p), "decision": s.action, "source": "config",
+	"text": p.text, "fingerprint": part_fingerprint_or_null(p), "decision": s.action, "source": layer_source[s.layer],
 	"rule": s.prefix, "reason": stop_reason(s),
 } if {
 	count(ruled_command_layers) > 0
 	s := part_stop(i)
 } else := {
 	"text": p.text, "fingerprint": part_fingerprint_or_null(p), "decision": "allow", "source": "config",
-	"rule": m.prefix, "reason": sprintf("The %s command rule %q allows %q.", [m.layer, m.prefix, p.text]),
+	"rule": m.prefix, "reason": sprintf("The %s command rule %q allows %q.", [layer_label(m.layer), m.prefix, p.text]),
 } if {
 	count(ruled_command_layers) > 0
 	plain_part(p)
@@ -301,9 +311,9 @@ part_fingerprint_or_null(p) := fp if {
 	fp := part_fingerprint(p)
 } else := null
 
-stop_reason(s) := sprintf("The %s command rule %q %s %q.", [s.layer, s.prefix, stop_verb[s.action], s.text]) if {
+stop_reason(s) := sprintf("The %s command rule %q %s %q.", [layer_label(s.layer), s.prefix, stop_verb[s.action], s.text]) if {
 	s.exact
-} else := sprintf("%q may expand to a command the %s command rule %q %s: a person decides.", [s.text, s.layer, s.prefix, stop_verb[rule_stop(s.prefix, s.layer)]])
+} else := sprintf("%q may expand to a command the %s command rule %q %s: a person decides.", [s.text, layer_label(s.layer), s.prefix, stop_verb[rule_stop(s.prefix, s.layer)]])
 
 stop_verb := {"deny": "denies", "ask": "asks for"}
 
@@ -324,8 +334,8 @@ command_asked := asked[0] if {
 # unread_verdict: a shell command that could not be parsed (or is over a
 # limit) may be any command, so every deny and ask rule may match it.
 unread_verdict := {
-	"decision": "ask", "rule": m.prefix,
-	"reason": sprintf("The command could not be read (%s), so it may be one the %s command rule %q %s: a person decides.", [unread_why, m.layer, m.prefix, stop_verb[rule_stop(m.prefix, m.layer)]]),
+	"decision": "ask", "rule": m.prefix, "source": layer_source[m.layer],
+	"reason": sprintf("The command could not be read (%s), so it may be one the %s command rule %q %s: a person decides.", [unread_why, layer_label(m.layer), m.prefix, stop_verb[rule_stop(m.prefix, m.layer)]]),
 } if {
 	shell_judged
 	not shell_parsed

@@ -398,7 +398,7 @@ separate_value(opts, w) if {
 # effect_verdict: a call the level table asks for (or assesses) that is
 # described by its effects, and whose effect's capability every rule
 # layer allows, is allowed by that rule; the reason names the effect.
-effect_verdict := verdict("rule", "allow", r.source, r.pattern, sprintf("%q %s in the workspace: the %s rule %q allows it.", [shown(concat("; ", [p.text | some p in shell_parts])), effect_verb[shell_effect], r.layer, r.pattern])) if {
+effect_verdict := verdict("rule", "allow", r.source, r.pattern, sprintf("%q %s in the workspace: the %s rule %q allows it.", [shown(concat("; ", [p.text | some p in shell_parts])), effect_verb[shell_effect], layer_label(r.layer), r.pattern])) if {
 	resolved.layer == "level"
 	resolved.action in {"ask", "assess"}
 	cap := effect_capability[shell_effect]
@@ -426,6 +426,11 @@ effect_layer_rule(cap, "policy") := {"pattern": c, "action": data.rules[c], "lay
 
 effect_layer_rule(cap, "session") := {"pattern": c, "action": input.session.rules[c], "layer": "session", "source": "config"} if {
 	c := [x | some x in candidates(cap); input.session.rules[x] != null][0]
+}
+
+effect_layer_rule(cap, "project") := {"pattern": c, "action": project_rules[c], "layer": "project", "source": "project"} if {
+	c := [x | some x in candidates(cap); project_rules[x] != null][0]
+	rank(project_rules[c]) >= 2
 }
 
 effect_layer_rule(cap, "level") := {"pattern": c, "action": level_rules[c], "layer": "level", "source": "level"} if {

@@ -25,6 +25,9 @@ default flow_on := false
 
 flow_on if data.flow.enabled == true
 
+# A project's policy may switch the flow on for its sessions, never off.
+flow_on if input.project.flow.enabled == true
+
 default session_flow := {}
 
 session_flow := input.session.labels
@@ -368,9 +371,17 @@ flow_stop := {"rule": "FLOW_RULE_OF_TWO", "action": flow_action, "reason": flow_
 	}
 }
 
+# flow_action is the policy's action for the level, or the project's
+# where it is stricter.
 default flow_action := "ask"
 
-flow_action := a if {
+flow_action := "deny" if {
+	"deny" in {policy_flow_action, object.get(input, ["project", "flow", "action"], "ask")}
+} else := policy_flow_action
+
+default policy_flow_action := "ask"
+
+policy_flow_action := a if {
 	a := data.flow.action[input.session.permission_level]
 	a in {"ask", "deny"}
 }

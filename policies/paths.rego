@@ -13,7 +13,9 @@ package toolperm
 
 import rego.v1
 
-path_layers := ["policy", "session"]
+# The project layer's facts are only its asks and denies (pdp/pathrules.go):
+# a project's path allow never lets a path through.
+path_layers := ["policy", "session", "project"]
 
 # path_access is what the call does to its paths: read for the
 # capabilities data.path_access lists, write for every other one.
@@ -84,33 +86,30 @@ access_words := {"read": "reading", "write": "writing"}
 
 path_verbs := {"deny": "denies", "ask": "asks before"}
 
-# path_verdict is the answer a path rule gives at a step of the chain.
-path_verdict(step) := verdict(step, path_rule.action, "config", path_rule.pattern, path_reason)
-
 path_reason := sprintf(
 	"The %s path rule %q %s %s %s.",
-	[path_rule.layer, path_rule.pattern, path_verbs[path_rule.action], access_words[path_rule.access], path_rule.path],
+	[layer_label(path_rule.layer), path_rule.pattern, path_verbs[path_rule.action], access_words[path_rule.access], path_rule.path],
 ) if {
 	path_rule.word == null
 } else := sprintf(
 	"The word %q of %q may name a path the %s path rule %q %s %s: a person decides.",
-	[path_rule.word.value, path_rule.word.command, path_rule.layer, path_rule.pattern, path_verbs[rule_own_action(path_rule)], access_words[path_rule.access]],
+	[path_rule.word.value, path_rule.word.command, layer_label(path_rule.layer), path_rule.pattern, path_verbs[rule_own_action(path_rule)], access_words[path_rule.access]],
 ) if {
 	path_rule.possible == true
 	path_rule.word.command
 } else := sprintf(
 	"The redirection %s %s may name a path the %s path rule %q %s %s: a person decides.",
-	[path_rule.word.redirect, path_rule.word.value, path_rule.layer, path_rule.pattern, path_verbs[rule_own_action(path_rule)], access_words[path_rule.access]],
+	[path_rule.word.redirect, path_rule.word.value, layer_label(path_rule.layer), path_rule.pattern, path_verbs[rule_own_action(path_rule)], access_words[path_rule.access]],
 ) if {
 	path_rule.possible == true
 } else := sprintf(
 	"The %s path rule %q %s %s %s (the redirection %s %s).",
-	[path_rule.layer, path_rule.pattern, path_verbs[path_rule.action], access_words[path_rule.access], path_rule.path, path_rule.word.redirect, path_rule.word.value],
+	[layer_label(path_rule.layer), path_rule.pattern, path_verbs[path_rule.action], access_words[path_rule.access], path_rule.path, path_rule.word.redirect, path_rule.word.value],
 ) if {
 	path_rule.word.redirect
 } else := sprintf(
 	"The %s path rule %q %s %s %s (the word %q of %q).",
-	[path_rule.layer, path_rule.pattern, path_verbs[path_rule.action], access_words[path_rule.access], path_rule.path, path_rule.word.value, path_rule.word.command],
+	[layer_label(path_rule.layer), path_rule.pattern, path_verbs[path_rule.action], access_words[path_rule.access], path_rule.path, path_rule.word.value, path_rule.word.command],
 )
 
 # rule_own_action is what a possibly met rule does to what it names.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,6 +66,9 @@ func Check(cfg config.Config, getenv func(string) string) []Problem {
 	}
 	if cfg.Server.DecisionTimeout <= 0 {
 		add("server.decision_timeout", "%v: want a positive duration", cfg.Server.DecisionTimeout)
+	}
+	if p := pdp.ProjectSource(cfg.Paths.ProjectPolicy); p != "" && !slices.Contains(pdp.ProjectSources, p) {
+		add("paths.project_policy", "%q: want auto, workspace, hook or off", cfg.Paths.ProjectPolicy)
 	}
 	negatives(reflect.ValueOf(cfg), "", add)
 	for i, t := range cfg.Auth.Tokens {

@@ -39,6 +39,7 @@ func LocalEngine(ctx context.Context, cfg config.Config, policy *pdp.Policy) (*p
 // shell parser, the path resolver, the assessor.
 func components(cfg config.Config, assess pdp.Assessor) pdp.Components {
 	return pdp.Components{Assessor: assess, Shell: shell.Parser{}, Workspace: workspaceResolver(cfg.Paths),
+		Projects: &paths.ProjectFiles{}, ProjectSource: pdp.ProjectSource(cfg.Paths.ProjectPolicy),
 		EvalTimeout: cfg.Policy.EvalTimeout, MemoBytes: cfg.Policy.MemoBytes, SubmemoBytes: cfg.Policy.SubmemoBytes}
 }
 

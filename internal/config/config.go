@@ -239,6 +239,11 @@ type Paths struct {
 	// file system that ignores case opens ".ENV" for ".env". Default: on
 	// for macOS and Windows, off elsewhere.
 	CaseInsensitive bool `yaml:"case_insensitive"`
+	// ProjectPolicy says where a session's project layer
+	// (.toolperm/policy.json) comes from: auto (the workspace's file where
+	// the workspace is a directory on this host, else the copy the hook
+	// sends), workspace, hook or off.
+	ProjectPolicy string `yaml:"project_policy"`
 }
 
 // caseInsensitiveHost says whether this system's file systems ignore
@@ -274,7 +279,7 @@ func Default() Config {
 		DB: DB{Path: "pdp.db", MaxConns: 10},
 		Policy: Policy{PollInterval: 5 * time.Second, EvalTimeout: time.Second, MaxBundleBytes: 16 << 20, MemoBytes: 64 << 20, SubmemoBytes: 32 << 20,
 			Verification: Verification{KeyID: "default", Algorithm: "RS256"}},
-		Paths: Paths{FollowSymlinks: true, MaxElements: 256, MaxLookups: 8192, CaseInsensitive: caseInsensitiveHost()},
+		Paths: Paths{FollowSymlinks: true, MaxElements: 256, MaxLookups: 8192, CaseInsensitive: caseInsensitiveHost(), ProjectPolicy: "auto"},
 		Sessions: Sessions{
 			PermissionLevel: "READ_ONLY",
 			Mode:            "on-demand",
