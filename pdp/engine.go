@@ -57,8 +57,8 @@ type Components struct {
 	// ProjectAuto). Nil Projects: only the hook's copy.
 	Projects      ProjectFiles
 	ProjectSource ProjectSource
-	Logger    *slog.Logger
-	Now       func() time.Time
+	Logger        *slog.Logger
+	Now           func() time.Time
 	// Observer is told of every decision and evaluation (metrics); may be nil.
 	Observer Observer
 	// EvalTimeout bounds one evaluation of the policy (default 1s); a
