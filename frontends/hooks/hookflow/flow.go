@@ -116,7 +116,9 @@ func (o Options) server(ctx context.Context, c Call) (Verdict, error) {
 			return Verdict{}, err
 		}
 	}
-	d, err := o.PDP.Decide(ctx, c.Request())
+	req := c.Request()
+	req.ProjectPolicy = ProjectFile(workspace)
+	d, err := o.PDP.Decide(ctx, req)
 	if err != nil {
 		return Verdict{}, err
 	}
