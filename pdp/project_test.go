@@ -283,3 +283,43 @@ func TestNoProjectPolicyLoosens(t *testing.T) {
 		}
 	}
 }
+
+// TestTheDocumentedProjectPolicy runs the example of docs/policy.md
+// ("The project layer").
+func TestTheDocumentedProjectPolicy(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "policy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	at := strings.Index(doc, "## The project layer")
+	if at < 0 {
+		t.Fatal(`docs/policy.md has no "The project layer"`)
+	}
+	block := doc[at:]
+	block = block[strings.Index(block, "```json\n")+len("```json\n"):]
+	block = block[:strings.Index(block, "```")]
+	e := projectEngine(t, pdp.ProjectAuto)
+	ws := projectWorkspace(t, block)
+	for _, c := range []struct {
+		call       projectCall
+		want, rule string
+	}{
+		{bash("git push origin main"), api.Deny, "git push"},
+		{bash("git log --oneline"), api.Ask, "git"},
+		{bash("git status"), api.Allow, "MODE"},
+		{projectCall{"Read", "Read", map[string]any{"file_path": "secrets/key"}}, api.Deny, "secrets/**"},
+		{projectCall{"Read", "Read", map[string]any{"file_path": "secrets/README.md"}}, api.Allow, "MODE"},
+		{projectCall{"Write", "Write", map[string]any{"file_path": "src/a.go"}}, api.Allow, "MODE"}, // a capability ask: FULL skips it
+		{projectCall{"Write", "Write", map[string]any{"file_path": "migrations/1.sql"}}, api.Ask, "migrations/**"},
+		{projectCall{"fetch", "WebFetch", map[string]any{"url": "https://example.com"}}, api.Deny, "net.fetch"},
+	} {
+		d := decideIn(t, e, ws, api.Full, c.call, nil)
+		if d.Decision != c.want || d.Rule != c.rule {
+			t.Errorf("%s: got %s/%s (%s), want %s/%s", c.call.name, d.Decision, d.Rule, d.Reason, c.want, c.rule)
+		}
+	}
+	if d := decideIn(t, e, ws, api.ReadWrite, projectCall{"Write", "Write", map[string]any{"file_path": "src/a.go"}}, nil); d.Decision != api.Ask || d.Source != "project" {
+		t.Errorf("a write at READ_WRITE: got %s %s/%s (%s), want the project's ask", d.Decision, d.Source, d.Rule, d.Reason)
+	}
+}
