@@ -195,7 +195,7 @@ func BenchmarkDecideWarmSession(b *testing.B) { decideFreshCalls(b, false) }
 // decideFreshCalls decides fresh mixes through the adapters serve wires;
 // cold: what evaluations keep is dropped before every round.
 func decideFreshCalls(b *testing.B, cold bool) {
-	e := newEngine(b, pdp.Components{Workspace: servedResolver})
+	e := newEngine(b, pdp.Components{Workspace: servedResolver, Projects: &paths.ProjectFiles{}})
 	ctx := context.Background()
 	eachFreshCall(b, func(call pdp.Call) {
 		if _, err := e.Decide(ctx, call); err != nil {
@@ -329,6 +329,23 @@ func BenchmarkDecideLabelled(b *testing.B) {
 
 // BenchmarkDecideWarmSessionLabelled is BenchmarkDecideWarmSession in
 // labelled sessions.
+// BenchmarkDecideWarmSessionProject is BenchmarkDecideWarmSession with
+// a project layer in every call, as a hook sends it to a server that
+// cannot read the workspace: a few rules of each kind.
+func BenchmarkDecideWarmSessionProject(b *testing.B) {
+	e := newEngine(b, pdp.Components{Workspace: servedResolver, Projects: &paths.ProjectFiles{}})
+	ctx := context.Background()
+	project := &api.ProjectFile{Content: `{"rules": {"fs.write": "ask", "net.fetch": "deny"},
+		"command_rules": {"git push": "deny", "npm publish": "deny", "git": "ask", "git status": "allow"},
+		"path_rules": {"secrets/**": "deny", "migrations/**": {"write": "ask"}}}`}
+	eachFreshCall(b, func(call pdp.Call) {
+		call.Request.ProjectPolicy = project
+		if _, err := e.Decide(ctx, call); err != nil {
+			b.Fatal(err)
+		}
+	}, func() {})
+}
+
 func BenchmarkDecideWarmSessionLabelled(b *testing.B) {
 	e := newEngine(b, pdp.Components{Workspace: servedResolver})
 	ctx := context.Background()

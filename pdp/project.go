@@ -216,7 +216,7 @@ type projectCache struct {
 }
 
 // maxProjectCache bounds the files kept; past it the cache starts again.
-const maxProjectCache = 256
+const maxProjectCache = 64
 
 func (c *projectCache) parse(content []byte, from string) *ProjectPolicy {
 	key := from + "\x00" + string(content)
