@@ -84,7 +84,7 @@ func answerHook(cmd *cobra.Command, a hookflow.Agent, f hookFlags) hookflow.Repl
 		return a.Reply(c, hookflow.Deny(err))
 	}
 	remote := hookflow.NewRemote(f.url, os.Getenv(f.tokenEnv), pdpTransport(f.caFile))
-	o := hookflow.Options{PDP: remote, ConsoleURL: remote.ConsoleURL(), Timeout: f.timeout, Wait: f.wait, CanAsk: a.CanAsk(c), Workspace: f.workspaceDir}
+	o := hookflow.Options{PDP: remote, ConsoleURL: remote.ConsoleURL(), Timeout: f.timeout, Wait: f.wait, CanAsk: a.CanAsk(c), Workspace: f.workspaceDir, SendProject: true}
 	if o.Workspace == "" && a.ProjectEnv != "" {
 		o.Workspace = os.Getenv(a.ProjectEnv)
 	}

@@ -45,6 +45,10 @@ type Options struct {
 	// Workspace is the project root the flags give (--workspace); it wins
 	// over the event's.
 	Workspace string
+	// SendProject sends the workspace's project policy file with each
+	// call (a hook running beside the agent: `pdp hook`); the server's
+	// own hook endpoint never does, as it would read its own host's files.
+	SendProject bool
 	// CanAsk says the agent shows its own prompt for an ask of this call.
 	// Without one an ask that no person answered within Wait is denied,
 	// saying where to answer it.
@@ -117,7 +121,9 @@ func (o Options) server(ctx context.Context, c Call) (Verdict, error) {
 		}
 	}
 	req := c.Request()
-	req.ProjectPolicy = ProjectFile(workspace)
+	if o.SendProject {
+		req.ProjectPolicy = ProjectFile(workspace)
+	}
 	d, err := o.PDP.Decide(ctx, req)
 	if err != nil {
 		return Verdict{}, err
