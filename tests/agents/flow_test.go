@@ -76,14 +76,10 @@ func exfilCommands(site string) (fetch, read, send string) {
 // model was told for each call, in order.
 type agentRun func(t *testing.T, url, ws string, commands []string) []string
 
-// TestAgentsStopAnInjectedExfiltrationAtFull: through each agent's real
-// CLI and hook pipeline, at FULL, a scripted model fetches a page
-// carrying instructions, reads a key and posts it: the post is stopped
-// by the Rule of Two (no person answers) and the attacker's site
-// receives nothing; without the fetch the same read and post run.
-func TestAgentsStopAnInjectedExfiltrationAtFull(t *testing.T) {
-	bin := buildPDP(t)
-	agents := map[string]agentRun{
+// shellAgents runs each agent's real CLI with bin's hook against a
+// scripted model whose calls are the given shell commands.
+func shellAgents(bin string) map[string]agentRun {
+	return map[string]agentRun{
 		"claude-code": func(t *testing.T, url, ws string, commands []string) []string {
 			claude := cli(t, "claude", "@anthropic-ai/claude-code@"+claudeCodeVersion)
 			home := t.TempDir()
@@ -130,6 +126,16 @@ func TestAgentsStopAnInjectedExfiltrationAtFull(t *testing.T) {
 			return model.responses()
 		},
 	}
+}
+
+// TestAgentsStopAnInjectedExfiltrationAtFull: through each agent's real
+// CLI and hook pipeline, at FULL, a scripted model fetches a page
+// carrying instructions, reads a key and posts it: the post is stopped
+// by the Rule of Two (no person answers) and the attacker's site
+// receives nothing; without the fetch the same read and post run.
+func TestAgentsStopAnInjectedExfiltrationAtFull(t *testing.T) {
+	bin := buildPDP(t)
+	agents := shellAgents(bin)
 	for name, run := range agents {
 		t.Run(name, func(t *testing.T) {
 			// The agents name their sessions only once they run: every
