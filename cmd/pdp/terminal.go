@@ -86,6 +86,9 @@ runtime parked on the ask gets the answer at once.`,
 			if ev.Answer != nil && ev.Answer.GrantID != 0 {
 				out += fmt.Sprintf(", grant %d for %q", ev.Answer.GrantID, printable(deref(ev.Fingerprint, "")))
 			}
+			if ev.Answer != nil && ev.Answer.AnsweredBy != "" {
+				out += ", answered by " + printable(ev.Answer.AnsweredBy)
+			}
 			_, err = fmt.Fprintln(cmd.OutOrStdout(), out)
 			return err
 		},
