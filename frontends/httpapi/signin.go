@@ -48,6 +48,11 @@ type Person struct {
 // SignIn is how people sign in (Config.SignIn).
 type SignIn struct {
 	Provider OpenID
+	// Issuer, ClientID and Scopes are the provider and the client, as
+	// GET /auth/me tells pdp login (public: a public client's id is no
+	// secret).
+	Issuer, ClientID string
+	Scopes           []string
 	// Roles maps a value of the roles claim to roles (never dispatcher).
 	Roles map[string][]Role
 	// Lifetime is the session cookie's (default 8h).
@@ -189,8 +194,11 @@ func (s *Server) whoami(c echo.Context) error {
 	if who.open {
 		roles = []Role{Admin}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"name": who.name, "subject": who.subject, "roles": roles,
-		"signed_in": who.subject != "", "sign_in": s.cfg.SignIn != nil})
+	me := map[string]any{"name": who.name, "subject": who.subject, "roles": roles, "signed_in": who.subject != "", "sign_in": s.cfg.SignIn != nil}
+	if si := s.cfg.SignIn; si != nil {
+		me["provider"] = map[string]any{"issuer": si.Issuer, "client_id": si.ClientID, "scopes": si.Scopes}
+	}
+	return c.JSON(http.StatusOK, me)
 }
 
 // localPath is next when it is a path on this server, else "".

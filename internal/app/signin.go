@@ -109,7 +109,8 @@ func NewSignIn(ctx context.Context, cfg config.Config, getenv func(string) strin
 			roles[value] = append(roles[value], httpapi.Role(r))
 		}
 	}
-	return &httpapi.SignIn{Provider: provider{p}, Roles: roles, Lifetime: c.Cookie.Lifetime, Key: key}, nil
+	return &httpapi.SignIn{Provider: provider{p}, Issuer: c.Issuer, ClientID: c.ClientID, Scopes: c.Scopes,
+		Roles: roles, Lifetime: c.Cookie.Lifetime, Key: key}, nil
 }
 
 // RedirectURL is where the provider sends a browser back: auth.oidc's

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolperm/pdp/client"
+	"github.com/toolperm/pdp/frontends/httpapi"
+	"github.com/toolperm/pdp/internal/config"
+	"github.com/toolperm/pdp/internal/oidctest"
+	"github.com/toolperm/pdp/internal/testserver"
+)
+
+// TestLoginThenAnswer: pdp login signs alice in with the provider by the
+// device grant (the test plays alice at the provider's device page),
+// keeps the token 0600, and pdp asks and pdp answer use it: the answer
+// names her. pdp logout forgets it.
+func TestLoginThenAnswer(t *testing.T) {
+	p := oidctest.New(t, oidctest.User{Name: "alice", Email: "alice@example.com", Groups: []string{"approvers"}})
+	p.AddClient(oidctest.Client{ID: "toolperm", RedirectURIs: []string{"http://127.0.0.1/auth/callback"}})
+	srv := testserver.New(t, testserver.Tokens(testserver.Token("runtime", "d-secret", httpapi.Dispatcher)),
+		testserver.Config(func(cfg *config.Config, base string) {
+			o := &cfg.Auth.OIDC
+			o.Issuer, o.ClientID, o.RedirectURL = p.Issuer, "toolperm", base+"/auth/callback"
+			o.Roles = map[string][]string{"approvers": {"user"}}
+		}))
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PDP_URL=" + srv.URL, "PDP_TOKEN="}
+
+	login := pdpProcess([]string{"login"}, env...)
+	stdout, err := login.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut bytes.Buffer
+	login.Stderr = &errOut
+	if err := login.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = login.Process.Kill() })
+	lines := bufio.NewScanner(stdout)
+	prompt := regexp.MustCompile(`open (\S+) in a browser and enter the code (\S+)`)
+	var code string
+	for code == "" && lines.Scan() {
+		if m := prompt.FindStringSubmatch(lines.Text()); m != nil {
+			if !strings.HasPrefix(m[1], p.Issuer+"/device") {
+				t.Fatalf("verification URL %s", m[1])
+			}
+			code = m[2]
+		}
+	}
+	if code == "" {
+		t.Fatalf("pdp login printed no code: %s", errOut.String())
+	}
+	approveDevice(t, p, code, "alice")
+	var rest strings.Builder
+	for lines.Scan() {
+		rest.WriteString(lines.Text() + "\n")
+	}
+	if err := login.Wait(); err != nil || !strings.Contains(rest.String(), "Signed in to "+srv.URL+" as alice@example.com") {
+		t.Fatalf("pdp login: %v\n%s\n%s", err, rest.String(), errOut.String())
+	}
+	kept := filepath.Join(home, ".config", "toolperm", "tokens.json")
+	if info, err := os.Stat(kept); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("the token file: %v %v", info, err)
+	}
+
+	d, err := client.New(srv.URL, client.WithToken("d-secret")).Decide(t.Context(), client.DecideRequest{SessionID: "login", Tool: "shell",
+		Args: map[string]any{"command": "make deploy"}, Cwd: "/w"}, false)
+	if err != nil || d.Decision != client.Ask {
+		t.Fatalf("the ask: %+v %v", d, err)
+	}
+	if r := run(t, env, "asks"); r.status != 0 || !strings.Contains(r.stdout, d.DecisionID) {
+		t.Fatalf("pdp asks with the kept token:\n%s", r)
+	}
+	if r := run(t, env, "answer", d.DecisionID, "allow_once"); r.status != 0 || !strings.Contains(r.stdout, "answered by alice@example.com") {
+		t.Fatalf("pdp answer with the kept token:\n%s", r)
+	}
+	if r := run(t, env, "logout"); r.status != 0 || !strings.Contains(r.stdout, "signed out of "+srv.URL) {
+		t.Fatalf("pdp logout:\n%s", r)
+	}
+	if r := run(t, env, "asks"); r.status == 0 || !strings.Contains(r.stderr, "pdp login") {
+		t.Fatalf("pdp asks after logout:\n%s", r)
+	}
+}
+
+// TestLoginWithoutSignIn says that the PDP has none.
+func TestLoginWithoutSignIn(t *testing.T) {
+	srv, _ := pdpTestServer(t)
+	home := t.TempDir()
+	r := run(t, []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home}, "login", "--url", srv.URL)
+	if r.status == 0 || !strings.Contains(r.stderr, "has no sign-in configured (auth.oidc)") {
+		t.Fatalf("pdp login against a PDP without sign-in:\n%s", r)
+	}
+}
+
+// approveDevice is the person at the provider's device page: the code,
+// the login, the consent.
+func approveDevice(t *testing.T, p *oidctest.Provider, code, user string) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar}
+	resp, err := hc.PostForm(p.Issuer+"/device/login", url.Values{"user_code": {code}, "username": {user}, "password": {oidctest.Password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	resp, err = hc.PostForm(p.Issuer+"/device/confirm", url.Values{"action": {"allowed"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the device confirmation: %d", resp.StatusCode)
+	}
+}
+
+// run runs `pdp args…` with env and returns what it printed.
+func run(t *testing.T, env []string, args ...string) pdpRun {
+	t.Helper()
+	cmd := pdpProcess(args, env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("pdp %v did not end", args)
+	}
+	r := pdpRun{stdout: out.String(), stderr: errOut.String()}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		r.status = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("pdp %v: %v", args, err)
+	}
+	return r
+}
