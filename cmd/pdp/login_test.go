@@ -3,17 +3,14 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolperm/pdp/client"
 	"github.com/toolperm/pdp/frontends/httpapi"
@@ -81,16 +78,16 @@ func TestLoginThenAnswer(t *testing.T) {
 	if err != nil || d.Decision != client.Ask {
 		t.Fatalf("the ask: %+v %v", d, err)
 	}
-	if r := run(t, env, "asks"); r.status != 0 || !strings.Contains(r.stdout, d.DecisionID) {
+	if r := runPDPProcessWith(t, "", env, "asks"); r.status != 0 || !strings.Contains(r.stdout, d.DecisionID) {
 		t.Fatalf("pdp asks with the kept token:\n%s", r)
 	}
-	if r := run(t, env, "answer", d.DecisionID, "allow_once"); r.status != 0 || !strings.Contains(r.stdout, "answered by alice@example.com") {
+	if r := runPDPProcessWith(t, "", env, "answer", d.DecisionID, "allow_once"); r.status != 0 || !strings.Contains(r.stdout, "answered by alice@example.com") {
 		t.Fatalf("pdp answer with the kept token:\n%s", r)
 	}
-	if r := run(t, env, "logout"); r.status != 0 || !strings.Contains(r.stdout, "signed out of "+srv.URL) {
+	if r := runPDPProcessWith(t, "", env, "logout"); r.status != 0 || !strings.Contains(r.stdout, "signed out of "+srv.URL) {
 		t.Fatalf("pdp logout:\n%s", r)
 	}
-	if r := run(t, env, "asks"); r.status == 0 || !strings.Contains(r.stderr, "pdp login") {
+	if r := runPDPProcessWith(t, "", env, "asks"); r.status == 0 || !strings.Contains(r.stderr, "pdp login") {
 		t.Fatalf("pdp asks after logout:\n%s", r)
 	}
 }
@@ -99,7 +96,7 @@ func TestLoginThenAnswer(t *testing.T) {
 func TestLoginWithoutSignIn(t *testing.T) {
 	srv, _ := pdpTestServer(t)
 	home := t.TempDir()
-	r := run(t, []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home}, "login", "--url", srv.URL)
+	r := runPDPProcessWith(t, "", []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home}, "login", "--url", srv.URL)
 	if r.status == 0 || !strings.Contains(r.stderr, "has no sign-in configured (auth.oidc)") {
 		t.Fatalf("pdp login against a PDP without sign-in:\n%s", r)
 	}
@@ -124,33 +121,4 @@ func approveDevice(t *testing.T, p *oidctest.Provider, code, user string) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("the device confirmation: %d", resp.StatusCode)
 	}
-}
-
-// run runs `pdp args…` with env and returns what it printed.
-func run(t *testing.T, env []string, args ...string) pdpRun {
-	t.Helper()
-	cmd := pdpProcess(args, env...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("pdp %v did not end", args)
-	}
-	r := pdpRun{stdout: out.String(), stderr: errOut.String()}
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		r.status = exit.ExitCode()
-	case err != nil:
-		t.Fatalf("pdp %v: %v", args, err)
-	}
-	return r
 }

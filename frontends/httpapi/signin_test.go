@@ -123,6 +123,17 @@ func (s *signInService) withBearer(token, method, path string, body any) (int, m
 	return s.call(method, path, body)
 }
 
+// signedIn is a sign-in service and user signed in to it with cookies.
+func signedIn(t *testing.T, user string) (*signInService, *cookieClient) {
+	t.Helper()
+	s := startSignIn(t)
+	b := s.cookies()
+	if code, page := b.signIn(user); code != http.StatusOK {
+		t.Fatalf("sign-in of %s: %d %s", user, code, page)
+	}
+	return s, b
+}
+
 func TestAPersonSignsInAndAnswers(t *testing.T) {
 	s := startSignIn(t)
 	b := s.cookies()
@@ -246,11 +257,7 @@ func TestBearerTokensFromTheProvider(t *testing.T) {
 }
 
 func TestSignOut(t *testing.T) {
-	s := startSignIn(t)
-	b := s.cookies()
-	if code, page := b.signIn("alice"); code != http.StatusOK {
-		t.Fatalf("sign-in: %d %s", code, page)
-	}
+	s, b := signedIn(t, "alice")
 	// RP-initiated logout: the provider's end_session_endpoint, then
 	// back to the console, the cookie cleared on the way.
 	var hops []string
@@ -271,11 +278,7 @@ func TestSignOut(t *testing.T) {
 }
 
 func TestCookieRequestsFromAnotherOrigin(t *testing.T) {
-	s := startSignIn(t)
-	b := s.cookies()
-	if code, page := b.signIn("alice"); code != http.StatusOK {
-		t.Fatalf("sign-in: %d %s", code, page)
-	}
+	s, b := signedIn(t, "alice")
 	id := s.ask("signin-csrf")
 	answer := map[string]any{"answer": "allow_session"}
 	for _, tc := range []struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"slices"
@@ -47,7 +48,7 @@ func checkOIDC(cfg config.Config, getenv func(string) string, add func(key, form
 	if len(c.Roles) == 0 {
 		add("auth.oidc.roles", "empty: nobody could sign in; map values of the %s claim to user, auditor or admin", orDefault(c.RolesClaim, "groups"))
 	}
-	for _, value := range sortedKeys(c.Roles) {
+	for _, value := range slices.Sorted(maps.Keys(c.Roles)) {
 		for _, r := range c.Roles[value] {
 			if !slices.Contains(personRoles, httpapi.Role(r)) {
 				add("auth.oidc.roles", "%s: unknown role %q (a person may be user, auditor or admin; dispatcher is a runtime's token)", value, r)
@@ -146,15 +147,6 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // provider is the adapter as the API's OpenID.
