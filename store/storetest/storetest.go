@@ -448,17 +448,18 @@ func testAnswers(t *testing.T, s Store) {
 	if got, err := s.AnswerDecision(ctx, notGrantable.Decision.DecisionID, api.DenyAnswer, "console", api.Answerer{}); err != nil || got.Answer.Answer != api.DenyAnswer {
 		t.Fatalf("answer after a refused allow_session = %+v, %v", got.Answer, err)
 	}
-	got, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowOnce, "terminal", api.Answerer{Name: "alice"})
+	// A person signed in with the provider: e-mail and subject.
+	got, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowOnce, "terminal", api.Answerer{Name: "alice@example.com", Subject: "248289761001"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Answer == nil || got.Answer.Answer != api.AllowOnce || got.Answer.Channel != "terminal" || got.Answer.GrantID != 0 || got.Answer.AnsweredAt.IsZero() ||
-		got.Answer.AnsweredBy != "alice" || !got.Answer.Allows() {
+		got.Answer.AnsweredBy != "alice@example.com" || got.Answer.AnsweredBySubject != "248289761001" || !got.Answer.Allows() {
 		t.Fatalf("answer = %+v", got.Answer)
 	}
 	stored, err := s.Decision(ctx, ask.Decision.DecisionID)
 	if err != nil || stored.Answer == nil || !stored.Answer.AnsweredAt.Equal(got.Answer.AnsweredAt) || stored.Answer.Channel != "terminal" ||
-		stored.Answer.AnsweredBy != "alice" {
+		stored.Answer.AnsweredBy != "alice@example.com" || stored.Answer.AnsweredBySubject != "248289761001" {
 		t.Fatalf("stored answer = %+v, %v; returned %+v", stored.Answer, err, got.Answer)
 	}
 	wantSettled(t, s, ask.Decision.DecisionID, "s")
