@@ -249,6 +249,12 @@ func TestBearerTokensFromTheProvider(t *testing.T) {
 	if code, _ := s.withBearer(access, "GET", "/v1/decisions", nil); code != http.StatusUnauthorized {
 		t.Fatalf("an opaque access token: %d", code)
 	}
+	// A JWT access token for the PDP's audience is the person too.
+	s.provider.AddClient(oidctest.Client{ID: "toolperm", RedirectURIs: []string{s.srv.URL + "/auth/callback"}, JWTAccessTokens: true})
+	_, jwtAccess := s.provider.SignIn(t, "toolperm", s.srv.URL+"/auth/callback", "alice")
+	if code, out := s.withBearer(jwtAccess, "GET", "/v1/decisions", nil); code != http.StatusOK {
+		t.Fatalf("a JWT access token: %d %v", code, out)
+	}
 	// The dispatcher's token decides as before, and a person's token does not.
 	s.ask("signin-dispatcher")
 	if code, _ := s.withBearer(idt, "POST", "/v1/decide", shell("signin-dispatcher", "ls")); code != http.StatusForbidden {

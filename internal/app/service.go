@@ -105,6 +105,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (s *Service, err 
 	if err != nil {
 		return s, err
 	}
+	if signIn != nil {
+		logger.Info("people sign in with the OpenID provider", "issuer", cfg.Auth.OIDC.Issuer, "client_id", cfg.Auth.OIDC.ClientID, "redirect_url", RedirectURL(cfg))
+		if cfg.Auth.OIDC.Cookie.KeyEnv == "" {
+			logger.Warn("auth.oidc.cookie.key_env is not set: sign-ins are signed with a key of this process, so a restart signs everyone out and replicas do not share them")
+		}
+	}
 	if len(tokens) == 0 && signIn == nil {
 		if !httpapi.IsLoopback(cfg.Server.Addr) {
 			return s, fmt.Errorf("refusing to listen on %s without access control: configure auth.tokens or auth.oidc, or listen on loopback", cfg.Server.Addr)

@@ -50,6 +50,9 @@ type Client struct {
 	// IDTokenLifetime is how long its ID tokens last (default 1h); a
 	// negative one issues tokens already expired.
 	IDTokenLifetime time.Duration
+	// JWTAccessTokens issues access tokens as JWTs (aud: the client,
+	// with the groups claim) instead of opaque ones.
+	JWTAccessTokens bool
 }
 
 // Provider is the running provider.
@@ -193,6 +196,23 @@ func (s *storage) SetUserinfoFromRequest(ctx context.Context, info *oidc.UserInf
 	return nil
 }
 
+// GetPrivateClaimsFromScopes adds the groups claim to JWT access tokens.
+func (s *storage) GetPrivateClaimsFromScopes(ctx context.Context, userID, clientID string, scopes []string) (map[string]any, error) {
+	claims, err := s.Storage.GetPrivateClaimsFromScopes(ctx, userID, clientID, scopes)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g := s.groups[userID]; len(g) > 0 {
+		if claims == nil {
+			claims = map[string]any{}
+		}
+		claims["groups"] = g
+	}
+	return claims, nil
+}
+
 // client is a registered client with the test's settings: the e-mail in
 // its ID tokens, its lifetime, the device grant, the logout returns.
 type client struct {
@@ -203,6 +223,12 @@ type client struct {
 func (c client) IDTokenUserinfoClaimsAssertion() bool { return true }
 func (c client) IDTokenLifetime() time.Duration       { return c.settings.IDTokenLifetime }
 func (c client) PostLogoutRedirectURIs() []string     { return c.settings.PostLogoutRedirectURIs }
+func (c client) AccessTokenType() op.AccessTokenType {
+	if c.settings.JWTAccessTokens {
+		return op.AccessTokenTypeJWT
+	}
+	return c.Client.AccessTokenType()
+}
 func (c client) GrantTypes() []oidc.GrantType {
 	return append(c.Client.GrantTypes(), oidc.GrantTypeDeviceCode)
 }
