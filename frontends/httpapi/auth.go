@@ -39,9 +39,9 @@ type caller struct {
 	name    string
 	subject string
 	roles   []Role
-	open    bool // no tokens and no sign-in are configured: every role
-	cookie  bool // authenticated by the session cookie
-	refused string
+	open    bool   // no tokens and no sign-in are configured: every role
+	cookie  bool   // authenticated by the session cookie
+	refused string // why a presented credential was refused (401)
 }
 
 // answerer is who the caller's answer names.

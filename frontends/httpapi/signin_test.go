@@ -60,10 +60,17 @@ func (s *signInService) cookies() *cookieClient {
 }
 
 // signIn goes through /auth/login, the provider's login form and
-// /auth/callback, and returns the last response's status and body.
+// /auth/callback, and returns the last response's status and its URL
+// and body.
 func (b *cookieClient) signIn(user string) (int, string) {
 	b.t.Helper()
-	resp, err := b.client.Get(b.base + "/auth/login?next=/ui/%23inbox")
+	return b.signInTo(user, "/ui/#inbox")
+}
+
+// signInTo signs in with ?next=next.
+func (b *cookieClient) signInTo(user, next string) (int, string) {
+	b.t.Helper()
+	resp, err := b.client.Get(b.base + "/auth/login?next=" + url.QueryEscape(next))
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -314,4 +321,58 @@ func TestCookieRequestsFromAnotherOrigin(t *testing.T) {
 func errorOf(out map[string]any) string {
 	e, _ := out["error"].(map[string]any)
 	return e["code"].(string) + ": " + e["message"].(string)
+}
+
+func TestSignInFlowChecks(t *testing.T) {
+	s := startSignIn(t)
+
+	t.Run("next is a path on this server", func(t *testing.T) {
+		for _, next := range []string{"https://evil.example/x", "//evil.example/x", `/\evil.example`} {
+			code, page := s.cookies().signInTo("alice", next)
+			if code != http.StatusOK || !strings.HasPrefix(page, s.srv.URL+"/ui/\n") {
+				t.Errorf("next=%s: %d, ended at %s", next, code, strings.SplitN(page, "\n", 2)[0])
+			}
+		}
+	})
+
+	t.Run("a callback this browser did not start", func(t *testing.T) {
+		resp, err := http.Get(s.srv.URL + "/auth/callback?code=stolen&state=guessed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || len(resp.Cookies()) == 0 || resp.Cookies()[0].Name != "pdp_signin" {
+			t.Fatalf("a foreign callback: %d, cookies %v", resp.StatusCode, resp.Cookies())
+		}
+	})
+
+	t.Run("an answer link needs a signed-in person", func(t *testing.T) {
+		id := s.ask("signin-link")
+		tickets, err := s.store.IssueTickets(t.Context(), id, "slack", []string{"allow_once"}, time.Now().Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		link := "/v1/decisions/" + id + "/answer?ticket=" + tickets["allow_once"]
+		resp, err := http.Get(s.srv.URL + link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(page), `id="sign-in" href="/auth/login?next=`) || strings.Contains(string(page), `id="confirm"`) {
+			t.Fatalf("the link's page without sign-in:\n%s", page)
+		}
+		if code, out := s.call("POST", link, nil); code != http.StatusUnauthorized {
+			t.Fatalf("the link answered for no one: %d %v", code, out)
+		}
+		// The ticket was not used: a signed-in person still answers with it.
+		b := s.cookies()
+		if code, page := b.signIn("alice"); code != http.StatusOK {
+			t.Fatalf("sign-in: %d %s", code, page)
+		}
+		code, rec := b.do("POST", link, nil, "Origin", s.srv.URL)
+		if ans, _ := rec["answer"].(map[string]any); code != http.StatusOK || ans["answered_by"] != "alice@example.com" || ans["channel"] != "slack" {
+			t.Fatalf("the link signed in: %d %v", code, rec)
+		}
+	})
 }
