@@ -3,6 +3,7 @@ package httpapi
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -107,12 +108,22 @@ func (s *Server) bearer(c echo.Context, presented string) caller {
 	if si == nil || strings.Count(presented, ".") != 2 {
 		return caller{}
 	}
+	if len(presented) > maxJWTBytes {
+		return caller{refused: fmt.Sprintf("token refused: longer than %d bytes", maxJWTBytes)}
+	}
 	p, err := si.Provider.Verify(c.Request().Context(), presented)
 	if err != nil {
-		return caller{refused: err.Error()}
+		// The reason is recorded: it may quote the token (its issuer),
+		// so it is cut.
+		reason, _ := truncateString(err.Error(), 200)
+		return caller{refused: reason}
 	}
 	return personCaller(p.Subject, p.Email, si.rolesOf(p))
 }
+
+// maxJWTBytes bounds a bearer JWT the provider is asked about; ID tokens
+// are a few KiB.
+const maxJWTBytes = 16 << 10
 
 // fromCookie is the person of a good session cookie, or no one.
 func (s *Server) fromCookie(c echo.Context) caller {

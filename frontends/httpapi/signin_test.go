@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -210,6 +211,19 @@ func TestSignInRefusals(t *testing.T) {
 		idt, _ := s.provider.SignIn(t, "wiki", "http://127.0.0.1/wiki/callback", "alice")
 		if code, out := s.withBearer(idt, "GET", "/v1/decisions", nil); code != http.StatusUnauthorized || !strings.Contains(errorOf(out), "audience") {
 			t.Fatalf("a token for another audience: %d %v", code, out)
+		}
+	})
+
+	t.Run("a forged or huge token", func(t *testing.T) {
+		idt, _ := s.provider.SignIn(t, "toolperm", s.srv.URL+"/auth/callback", "alice")
+		parts := strings.Split(idt, ".")
+		forged := parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(`{"iss":"`+s.provider.Issuer+`","aud":"toolperm","sub":"mallory","exp":4102444800}`)) + "." + parts[2]
+		if code, out := s.withBearer(forged, "GET", "/v1/decisions", nil); code != http.StatusUnauthorized || !strings.Contains(errorOf(out), "signature") {
+			t.Fatalf("a forged token: %d %v", code, out)
+		}
+		huge := parts[0] + "." + strings.Repeat("A", 20<<10) + "." + parts[2]
+		if code, out := s.withBearer(huge, "GET", "/v1/decisions", nil); code != http.StatusUnauthorized || !strings.Contains(errorOf(out), "longer than") {
+			t.Fatalf("a huge token: %d %v", code, out)
 		}
 	})
 
