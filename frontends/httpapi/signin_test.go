@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/toolperm/pdp/internal/config"
 	"github.com/toolperm/pdp/internal/oidctest"
 	"github.com/toolperm/pdp/internal/testserver"
+	"github.com/toolperm/pdp/pdp"
 )
 
 // The people of these tests, as the provider knows them.
@@ -35,16 +37,16 @@ type signInService struct {
 
 const dispatcherSecret = "runtime-secret"
 
-func startSignIn(t *testing.T) *signInService {
+func startSignIn(t *testing.T, opts ...testserver.Option) *signInService {
 	t.Helper()
 	p := oidctest.New(t, alice, bob, carol)
-	s := startService(t, testserver.Tokens(testserver.Token("runtime", dispatcherSecret, httpapi.Dispatcher)),
+	s := startService(t, append([]testserver.Option{testserver.Tokens(testserver.Token("runtime", dispatcherSecret, httpapi.Dispatcher)),
 		testserver.Config(func(cfg *config.Config, base string) {
 			p.AddClient(oidctest.Client{ID: "toolperm", RedirectURIs: []string{base + "/auth/callback"}, PostLogoutRedirectURIs: []string{base + "/ui/"}})
 			o := &cfg.Auth.OIDC
 			o.Issuer, o.ClientID, o.RedirectURL = p.Issuer, "toolperm", base+"/auth/callback"
 			o.Roles = map[string][]string{"pdp-approvers": {"user"}, "security": {"auditor"}}
-		}))
+		})}, opts...)...)
 	return &signInService{service: s, provider: p}
 }
 
@@ -389,4 +391,25 @@ func TestSignInFlowChecks(t *testing.T) {
 			t.Fatalf("the link signed in: %d %v", code, rec)
 		}
 	})
+}
+
+// TestTheSessionCookieExpires: past auth.oidc.cookie.lifetime the cookie
+// signs no one in.
+func TestTheSessionCookieExpires(t *testing.T) {
+	var later atomic.Int64
+	clock := testserver.Configure(func(c *httpapi.Config, _ *pdp.Components) {
+		c.SignIn.Now = func() time.Time { return time.Now().Add(time.Duration(later.Load())) }
+	})
+	s := startSignIn(t, clock)
+	b := s.cookies()
+	if code, page := b.signIn("alice"); code != http.StatusOK {
+		t.Fatalf("sign-in: %d %s", code, page)
+	}
+	if code, out := b.do("GET", "/v1/decisions", nil); code != http.StatusOK {
+		t.Fatalf("signed in: %d %v", code, out)
+	}
+	later.Store(int64(8*time.Hour + time.Minute))
+	if code, out := b.do("GET", "/v1/decisions", nil); code != http.StatusUnauthorized || !strings.Contains(errorOf(out), "expired") {
+		t.Fatalf("past the cookie's lifetime: %d %v", code, out)
+	}
 }
