@@ -381,6 +381,25 @@ func TestSignInFlowChecks(t *testing.T) {
 		if code, out := s.call("POST", link, nil); code != http.StatusUnauthorized {
 			t.Fatalf("the link answered for no one: %d %v", code, out)
 		}
+		// Carol, an auditor, may not answer with it.
+		auditor := s.cookies()
+		if code, page := auditor.signIn("carol"); code != http.StatusOK {
+			t.Fatalf("sign-in: %d %s", code, page)
+		}
+		req, _ := http.NewRequest("GET", s.srv.URL+link, nil)
+		req.Header.Set("Accept", "text/html")
+		resp, err = auditor.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(page), "carol@example.com may not answer: that needs the user role.") || strings.Contains(string(page), `id="confirm"`) {
+			t.Fatalf("the link's page for an auditor:\n%s", page)
+		}
+		if code, out := auditor.do("POST", link, nil, "Origin", s.srv.URL); code != http.StatusForbidden {
+			t.Fatalf("an auditor answered with the link: %d %v", code, out)
+		}
 		// The ticket was not used: a signed-in person still answers with it.
 		b := s.cookies()
 		if code, page := b.signIn("alice"); code != http.StatusOK {

@@ -50,11 +50,15 @@ func (s *Server) answerByTicket(c echo.Context) error {
 	if s.cfg.SignIn != nil {
 		who := callerOf(c)
 		if !who.has(User) {
-			s.refuse(c, http.StatusUnauthorized, who.name, "answer link without a signed-in person")
-			if wantsPage(c) {
-				return s.ticketPage(c, http.StatusUnauthorized, pageData{Title: "Sign in first", Message: "Answer links answer for a person signed in with the user role.", SignIn: signInTo(c)})
+			code, word := http.StatusUnauthorized, "unauthenticated"
+			if who.name != "" {
+				code, word = http.StatusForbidden, "forbidden" // signed in, without the role
 			}
-			return fail(http.StatusUnauthorized, "unauthenticated", "an answer link answers for a signed-in person with the user role")
+			s.refuse(c, code, who.name, "answer link without a signed-in person with the user role")
+			if wantsPage(c) {
+				return s.ticketPage(c, code, pageData{Title: "Sign in first", Message: "Answer links answer for a person signed in with the user role.", SignIn: signInTo(c)})
+			}
+			return fail(code, word, "an answer link answers for a signed-in person with the user role")
 		}
 		by = who.answerer()
 	}
@@ -105,9 +109,13 @@ func (s *Server) confirmTicket(c echo.Context) error {
 		d.Message = "This grants the call's fingerprint " + map[string]string{api.AllowSession: "for the session", api.AllowProject: "to every session of the project"}[t.Answer] + " until the grant is revoked."
 	}
 	if who := callerOf(c); s.cfg.SignIn != nil && d.Action != "" {
-		if who.has(User) {
+		switch {
+		case who.has(User):
 			d.Person = who.name
-		} else {
+		case who.name != "":
+			d.Action = ""
+			d.Message = strings.TrimSpace(d.Message + " " + who.name + " may not answer: that needs the user role.")
+		default:
 			d.Action, d.SignIn = "", signInTo(c)
 			d.Message = strings.TrimSpace(d.Message + " Sign in to answer.")
 		}
