@@ -2,10 +2,10 @@
 // process: zitadel/oidc's OpenID Provider (its op package, with the
 // in-memory storage and login pages of its example server) on an
 // httptest server. It serves discovery, JWKS, the authorization code
-// flow with PKCE, the device authorization grant and RP-initiated
-// logout; a test adds the users (with their groups claim) and the
-// clients it needs, rotates the signing key, and signs a user in
-// without a browser (SignIn).
+// flow with PKCE, the device authorization grant, refresh tokens (with
+// offline_access) and RP-initiated logout; a test adds the users (with
+// their groups claim) and the clients it needs, rotates the signing
+// key, and signs a user in without a browser (SignIn).
 package oidctest
 
 import (
@@ -69,7 +69,7 @@ func New(t testing.TB, users ...User) *Provider {
 	srv := httptest.NewUnstartedServer(nil)
 	issuer := "http://" + srv.Listener.Addr().String()
 	us := userStore{users: map[string]*zstorage.User{}}
-	st := &storage{clients: map[string]*zstorage.Client{}, settings: map[string]Client{}, groups: map[string][]string{}}
+	st := &storage{clients: map[string]*zstorage.Client{}, settings: map[string]Client{}, groups: map[string][]string{}, refreshClients: map[string]string{}}
 	for _, u := range users {
 		us.users[u.Name] = &zstorage.User{ID: u.Name, Username: u.Name, Password: Password, Email: u.Email, EmailVerified: true, FirstName: u.Name}
 		st.groups[u.Name] = u.Groups
@@ -154,7 +154,41 @@ type storage struct {
 	settings map[string]Client
 	groups   map[string][]string
 	key      *signingKey
+	// refreshClients are the clients of the refresh tokens the example
+	// storage binds to none (it knows the client of a code flow's
+	// request only, not a device grant's).
+	refreshClients map[string]string
 }
+
+// CreateAccessAndRefreshTokens remembers the client of each refresh token.
+func (s *storage) CreateAccessAndRefreshTokens(ctx context.Context, req op.TokenRequest, current string) (string, string, time.Time, error) {
+	id, refresh, exp, err := s.Storage.CreateAccessAndRefreshTokens(ctx, req, current)
+	if c, ok := req.(interface{ GetClientID() string }); ok && err == nil && refresh != "" {
+		s.mu.Lock()
+		s.refreshClients[refresh] = c.GetClientID()
+		s.mu.Unlock()
+	}
+	return id, refresh, exp, err
+}
+
+// TokenRequestByRefreshToken names the refresh token's client.
+func (s *storage) TokenRequestByRefreshToken(ctx context.Context, token string) (op.RefreshTokenRequest, error) {
+	r, err := s.Storage.TokenRequestByRefreshToken(ctx, token)
+	if err != nil || r.GetClientID() != "" {
+		return r, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return refreshOf{r, s.refreshClients[token]}, nil
+}
+
+// refreshOf is a refresh token's request with its client.
+type refreshOf struct {
+	op.RefreshTokenRequest
+	clientID string
+}
+
+func (r refreshOf) GetClientID() string { return r.clientID }
 
 func (s *storage) SigningKey(context.Context) (op.SigningKey, error) {
 	s.mu.Lock()
