@@ -162,14 +162,15 @@ func TestLoginWithoutSignIn(t *testing.T) {
 // TestLoginWithoutADeviceEndpoint: a provider whose discovery document
 // names no device_authorization_endpoint is said to have none.
 func TestLoginWithoutADeviceEndpoint(t *testing.T) {
-	var issuer string
-	doc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	doc := httptest.NewUnstartedServer(nil)
+	issuer := "http://" + doc.Listener.Addr().String()
+	doc.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"issuer":%q,"authorization_endpoint":%q,"token_endpoint":%q,"jwks_uri":%q,"id_token_signing_alg_values_supported":["RS256"]}`,
 			issuer, issuer+"/auth", issuer+"/token", issuer+"/keys")
-	}))
+	})
+	doc.Start()
 	defer doc.Close()
-	issuer = doc.URL
 	home := t.TempDir()
 	r := runPDPProcessWith(t, "", []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home}, "login", "--issuer", issuer, "--client-id", "toolperm")
 	if r.status == 0 || !strings.Contains(r.stderr, "advertises no device_authorization_endpoint: pdp login needs the device authorization grant (RFC 8628)") {
