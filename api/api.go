@@ -242,15 +242,27 @@ type Answer struct {
 	AnsweredAt time.Time `json:"answered_at"`
 	GrantID    int64     `json:"grant_id,omitempty"`
 	// AnsweredBy names the token of the person who answered ("anonymous"
-	// where no tokens are configured); for an answer through a
-	// notification's link, "link:" and the sink's name; empty for asks
+	// where no tokens are configured), or the signed-in person's e-mail;
+	// for an answer through a notification's link without sign-in,
+	// "link:" and the sink's name; empty for asks
 	// answered before it was recorded and for the PDP's own expiry.
 	AnsweredBy string `json:"answered_by,omitempty"`
+	// AnsweredBySubject is the subject (sub claim) of a person signed in
+	// with the organisation's OpenID provider who answered; AnsweredBy
+	// is then their e-mail (or the subject, without one). Empty for an
+	// answer by a token.
+	AnsweredBySubject string `json:"answered_by_subject,omitempty"`
 	// ReportedBy is never set by this server. Servers from before
 	// outcomes were kept apart recorded a runtime's outcome as an answer
 	// naming the token that reported it here: such an answer is no
 	// person's, and Allows is false for it.
 	ReportedBy string `json:"by,omitempty"`
+}
+
+// Answerer is who answers: a token's name, or a signed-in person's
+// e-mail (Name) and subject.
+type Answerer struct {
+	Name, Subject string
 }
 
 // Allows says whether a person's answer lets the call run: allow_once,

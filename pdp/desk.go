@@ -130,7 +130,7 @@ func ChildSession(parent *SessionTree, id string) *SessionTree {
 // Answer records a person's answer to an ask (allow_once, allow_session,
 // allow_project or deny) on channel (default "api"), by the caller named
 // by; every wait on the ask ends.
-func (d *Desk) Answer(ctx context.Context, id, answer, channel, by string) (api.Event, error) {
+func (d *Desk) Answer(ctx context.Context, id, answer, channel string, by api.Answerer) (api.Event, error) {
 	switch answer {
 	case api.AllowOnce, api.AllowSession, api.AllowProject, api.DenyAnswer:
 	default:

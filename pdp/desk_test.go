@@ -69,7 +69,7 @@ func TestTheDeskDecidesWaitsAndAnswers(t *testing.T) {
 	answered := make(chan error, 1)
 	go func() {
 		<-parked
-		_, err := desk.Answer(ctx, d.DecisionID, api.AllowOnce, "console", "person")
+		_, err := desk.Answer(ctx, d.DecisionID, api.AllowOnce, "console", api.Answerer{Name: "person"})
 		answered <- err
 	}()
 	rec, err := desk.Await(ctx, d.DecisionID, 30*time.Second, nil, answerOnPark)
@@ -94,7 +94,7 @@ func TestTheDeskDecidesWaitsAndAnswers(t *testing.T) {
 	}
 
 	// Bad answers change nothing.
-	if _, err := desk.Answer(ctx, d.DecisionID, "yes", "console", "person"); !errors.As(err, new(*pdp.Error)) {
+	if _, err := desk.Answer(ctx, d.DecisionID, "yes", "console", api.Answerer{Name: "person"}); !errors.As(err, new(*pdp.Error)) {
 		t.Fatalf("answer yes: %v", err)
 	}
 

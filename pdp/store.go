@@ -183,7 +183,7 @@ type DecisionStore interface {
 	// AnswerDecision records a person's answer to an ask, exactly once
 	// (ErrConflict for a second answer); allow_session also stores a
 	// grant on the root session (ErrNotGrantable without a fingerprint).
-	AnswerDecision(ctx context.Context, id, answer, channel, by string) (api.Event, error)
+	AnswerDecision(ctx context.Context, id, answer, channel string, by api.Answerer) (api.Event, error)
 }
 
 // GrantStore lists and revokes grants.

@@ -232,7 +232,7 @@ func TestExpiredIsItsOwnEvent(t *testing.T) {
 	}
 	defer n.Start(t.Context())()
 	answered, left := tr.ask("s", "make a"), tr.ask("s", "make b")
-	if _, err := tr.store.AnswerDecision(t.Context(), answered, api.DenyAnswer, "console", ""); err != nil {
+	if _, err := tr.store.AnswerDecision(t.Context(), answered, api.DenyAnswer, "console", api.Answerer{}); err != nil {
 		t.Fatal(err)
 	}
 	tr.hub.Changed()

@@ -73,7 +73,11 @@ func slackMessage(ev *Event) slackBody {
 		}
 		fields := []slackText{field("Session", d.SessionID), field("Rule", d.Rule), field("Reason", d.Reason)}
 		if ev.Event != EventAsk && d.Answer != nil {
-			fields = append(fields, field("Answer", d.Answer.Answer+" ("+d.Answer.Channel+")"))
+			by := d.Answer.Channel
+			if d.Answer.AnsweredBy != "" {
+				by += ", " + d.Answer.AnsweredBy
+			}
+			fields = append(fields, field("Answer", d.Answer.Answer+" ("+by+")"))
 		}
 		blocks = []slackBlock{
 			{Type: "header", Text: &slackText{Type: "plain_text", Text: cut(visible(title), 150)}},

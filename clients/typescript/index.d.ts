@@ -105,8 +105,10 @@ export interface Answer {
   channel: string;
   answered_at: string;
   grant_id?: number;
-  /** The token of the person who answered ("link:SINK" for a notification's answer link). */
+  /** The token of the person who answered ("link:SINK" for a notification's answer link), or the e-mail (else the subject) of a person signed in with the OpenID provider. */
   answered_by?: string;
+  /** The subject (sub claim) of a person signed in with the OpenID provider who answered; absent for a token's answer. */
+  answered_by_subject?: string;
   /** Never set by a current server: an older server's record of a runtime's report, which allows nothing. */
   by?: string;
 }

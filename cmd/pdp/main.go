@@ -36,7 +36,7 @@ func rootCommand() *cobra.Command {
 	}
 	root.PersistentFlags().String("config", "config.yaml", "configuration file (a missing default file means built-in defaults)")
 	root.AddCommand(hookCommand(), initCommand())
-	root.AddCommand(asksCommand(), answerCommand(), levelCommand())
+	root.AddCommand(asksCommand(), answerCommand(), levelCommand(), loginCommand(), logoutCommand())
 	root.AddCommand(versionCommand())
 	// The server's commands; the hook build (pdp-hook) leaves them out.
 	root.AddCommand(serverCommands()...)

@@ -28,7 +28,13 @@ type pdpRun struct {
 // release binary, and returns what it printed and its exit status.
 func runPDPProcess(t *testing.T, dir string, args ...string) pdpRun {
 	t.Helper()
-	cmd := pdpProcess(args, "PATH="+t.TempDir())
+	return runPDPProcessWith(t, dir, nil, args...)
+}
+
+// runPDPProcessWith is runPDPProcess with these variables too.
+func runPDPProcessWith(t *testing.T, dir string, env []string, args ...string) pdpRun {
+	t.Helper()
+	cmd := pdpProcess(args, append([]string{"PATH=" + t.TempDir()}, env...)...)
 	cmd.Dir = dir
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

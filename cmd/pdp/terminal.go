@@ -30,10 +30,15 @@ func (t *terminalChannel) flags(cmd *cobra.Command) {
 	caFileFlag(cmd, &t.caFile)
 }
 
-func (t *terminalChannel) client() *client.Client {
+// client is the PDP's client with the token of --token, else PDP_TOKEN,
+// else the sign-in pdp login kept for this PDP.
+func (t *terminalChannel) client(ctx context.Context, errOut io.Writer) *client.Client {
 	token := t.token
 	if token == "" {
 		token = os.Getenv("PDP_TOKEN")
+	}
+	if token == "" {
+		token = signedInToken(ctx, t.url, errOut)
 	}
 	return client.New(t.url, client.WithToken(token), client.WithCAFile(t.caFile))
 }
@@ -48,7 +53,7 @@ func (t *terminalChannel) failed(action string, err error) error {
 	msg := fmt.Sprintf("%s: the PDP answered %d %s: %s", action, api.Status, api.Code, api.Message)
 	switch api.Status {
 	case 401:
-		msg += " (set PDP_TOKEN or --token to a token with the user role)"
+		msg += " (set PDP_TOKEN or --token to a token with the user role, or sign in with pdp login)"
 	case 403:
 		msg += " (this needs a token with the user role)"
 	}
@@ -78,13 +83,16 @@ runtime parked on the ask gets the answer at once.`,
 			if !slices.Contains(terminalAnswers, answer) {
 				return fmt.Errorf("answer %q: want one of %s", answer, strings.Join(terminalAnswers, ", "))
 			}
-			ev, err := t.client().Answer(cmd.Context(), id, answer, channelName)
+			ev, err := t.client(cmd.Context(), cmd.ErrOrStderr()).Answer(cmd.Context(), id, answer, channelName)
 			if err != nil {
 				return t.failed("answer "+id, err)
 			}
 			out := fmt.Sprintf("%s: %s (%s %s)", ev.DecisionID, answer, printable(deref(ev.Capability, ev.Tool)), printable(callSummary(ev.Args)))
 			if ev.Answer != nil && ev.Answer.GrantID != 0 {
 				out += fmt.Sprintf(", grant %d for %q", ev.Answer.GrantID, printable(deref(ev.Fingerprint, "")))
+			}
+			if ev.Answer != nil && ev.Answer.AnsweredBy != "" {
+				out += ", answered by " + printable(ev.Answer.AnsweredBy)
 			}
 			_, err = fmt.Fprintln(cmd.OutOrStdout(), out)
 			return err
@@ -103,7 +111,7 @@ func levelCommand() *cobra.Command {
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			level := client.Level(strings.ToUpper(args[1]))
-			s, err := t.client().Sessions().Update(cmd.Context(), args[0], client.SessionChange{PermissionLevel: &level})
+			s, err := t.client(cmd.Context(), cmd.ErrOrStderr()).Sessions().Update(cmd.Context(), args[0], client.SessionChange{PermissionLevel: &level})
 			if err != nil {
 				return t.failed("level "+args[0], err)
 			}
@@ -146,7 +154,7 @@ arguments come from the model.`,
 
 // listAsks prints the pending asks, and with follow every new one.
 func listAsks(ctx context.Context, t terminalChannel, out, errOut io.Writer, follow bool) error {
-	c := t.client()
+	c := t.client(ctx, errOut)
 	seen := map[string]bool{}
 	var stream *client.Stream
 	if follow {

@@ -57,7 +57,7 @@ func (s *Server) answer(c echo.Context) error {
 		return err
 	}
 	id := c.Param("id")
-	rec, err := s.desk.Answer(c.Request().Context(), id, b.Answer, b.Channel, callerOf(c).name)
+	rec, err := s.desk.Answer(c.Request().Context(), id, b.Answer, b.Channel, callerOf(c).answerer())
 	if err != nil {
 		return err
 	}

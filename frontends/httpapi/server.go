@@ -52,9 +52,13 @@ type Config struct {
 	// tree (default 2s); past it the answer is 503 store_unavailable.
 	DecisionTimeout time.Duration
 	Logger          *slog.Logger
-	// Tokens are the bearer tokens and their roles; none means every
-	// caller has every role (the server must then listen on loopback).
+	// Tokens are the bearer tokens and their roles; none, and no
+	// SignIn, means every caller has every role (the server must then
+	// listen on loopback).
 	Tokens []Token
+	// SignIn, when set, lets people sign in with the organisation's
+	// OpenID Connect provider (signin.go); without it /auth/* is 404.
+	SignIn *SignIn
 	// Observer is told of every request (metrics); may be nil.
 	Observer Observer
 	// Metrics, when set, is served at GET /metrics without a token.
@@ -193,6 +197,10 @@ func (s *Server) routes(e *echo.Echo) {
 	}
 	e.POST("/v1/policy/impact", s.policyImpact, s.require(Admin))
 	e.GET("/v1/openapi.json", s.openapi)
+	e.GET("/auth/login", s.login)
+	e.GET("/auth/callback", s.callback)
+	e.POST("/auth/logout", s.logout)
+	e.GET("/auth/me", s.whoami)
 	toConsole := func(c echo.Context) error { return c.Redirect(http.StatusFound, "/ui/") }
 	e.GET("/", toConsole)
 	e.GET("/ui", toConsole)

@@ -107,7 +107,7 @@ func (s *Server) acceptSuggestion(c echo.Context) error {
 		}
 		a.Since = since
 	}
-	rec, err := suggest.Accept(c.Request().Context(), s.desk, trail, a, callerOf(c).core(), callerOf(c).name)
+	rec, err := suggest.Accept(c.Request().Context(), s.desk, trail, a, callerOf(c).core(), callerOf(c).answerer())
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,9 @@ import (
 // and asks to confirm (a GET never answers: link previews fetch it), the
 // POST of its form answers, with the sink's name as the channel. The
 // console's same-origin rule applies to the POST like to any other.
+// With sign-in configured the ticket alone answers nothing: the page
+// asks the person to sign in first, and the POST needs a person (or a
+// token) with the user role, whom the answer names.
 
 // ticketOr routes a request with ?ticket= to the ticket's answer and any
 // other through the role check.
@@ -43,11 +46,30 @@ func (s *Server) answerByTicket(c echo.Context) error {
 		return fail(http.StatusNotFound, "not_found", "this server issues no answer links")
 	}
 	id, ctx := c.Param("id"), c.Request().Context()
+	by := api.Answerer{}
+	if s.cfg.SignIn != nil {
+		who := callerOf(c)
+		if !who.has(User) {
+			code, word := http.StatusUnauthorized, "unauthenticated"
+			if who.name != "" {
+				code, word = http.StatusForbidden, "forbidden" // signed in, without the role
+			}
+			s.refuse(c, code, who.name, "answer link without a signed-in person with the user role")
+			if wantsPage(c) {
+				return s.ticketPage(c, code, pageData{Title: "Sign in first", Message: "Answer links answer for a person signed in with the user role.", SignIn: signInTo(c)})
+			}
+			return fail(code, word, "an answer link answers for a signed-in person with the user role")
+		}
+		by = who.answerer()
+	}
 	t, err := ts.UseTicket(ctx, c.QueryParam("ticket"), id)
 	if err != nil {
 		return s.refuseTicket(c, err)
 	}
-	rec, err := s.desk.Answer(ctx, id, t.Answer, t.Sink, "link:"+t.Sink)
+	if by.Name == "" {
+		by.Name = "link:" + t.Sink
+	}
+	rec, err := s.desk.Answer(ctx, id, t.Answer, t.Sink, by)
 	if err != nil {
 		if wantsPage(c) {
 			ae := classify(err)
@@ -86,6 +108,18 @@ func (s *Server) confirmTicket(c echo.Context) error {
 	case t.Answer == api.AllowSession || t.Answer == api.AllowProject:
 		d.Message = "This grants the call's fingerprint " + map[string]string{api.AllowSession: "for the session", api.AllowProject: "to every session of the project"}[t.Answer] + " until the grant is revoked."
 	}
+	if who := callerOf(c); s.cfg.SignIn != nil && d.Action != "" {
+		switch {
+		case who.has(User):
+			d.Person = who.name
+		case who.name != "":
+			d.Action = ""
+			d.Message = strings.TrimSpace(d.Message + " " + who.name + " may not answer: that needs the user role.")
+		default:
+			d.Action, d.SignIn = "", signInTo(c)
+			d.Message = strings.TrimSpace(d.Message + " Sign in to answer.")
+		}
+	}
 	return s.ticketPage(c, http.StatusOK, d)
 }
 
@@ -117,7 +151,15 @@ func wantsPage(c echo.Context) bool {
 
 type pageData struct {
 	Title, Message, Answer, Action string
-	Event                          *api.Event
+	// SignIn links to the sign-in that comes back here; Person is who
+	// is signed in and answers.
+	SignIn, Person string
+	Event          *api.Event
+}
+
+// signInTo is the sign-in that returns to this page.
+func signInTo(c echo.Context) string {
+	return "/auth/login?next=" + url.QueryEscape(c.Request().URL.RequestURI())
 }
 
 // Call is what the page shows of the call, as the console's inbox shows
@@ -199,7 +241,10 @@ func (s *Server) ticketPage(c echo.Context, status int, d pageData) error {
 		return err
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	c.Response().Header().Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: the ticket never leaves for another
+	// site, and the form's POST keeps its Origin (a browser sends
+	// "Origin: null" under no-referrer, which the origin check refuses).
+	c.Response().Header().Set("Referrer-Policy", "same-origin")
 	return c.HTML(status, b.String())
 }
 
@@ -215,6 +260,8 @@ var ticketTemplate = template.Must(template.New("ticket").Parse(`<!doctype html>
 {{with .Call}}<pre>{{.}}</pre>{{end}}
 {{with .WouldGrant}}<p id="would-grant">allow for this session grants: {{range $i, $fp := .}}{{if $i}}, {{end}}<code>{{$fp}}</code>{{end}}</p>{{end}}
 {{with .Message}}<p>{{.}}</p>{{end}}
+{{with .Person}}<p id="person">Signed in as {{.}}.</p>{{end}}
+{{with .SignIn}}<p><a id="sign-in" href="{{.}}">Sign in</a></p>{{end}}
 {{if .Action}}<form method="post" action="{{.Action}}"><button type="submit" id="confirm">Confirm: {{.Answer}}</button></form>{{end}}
 </body></html>
 `))

@@ -76,11 +76,13 @@ func Check(cfg config.Config, getenv func(string) string) []Problem {
 			add(fmt.Sprintf("auth.tokens[%d]", i), "%s", strings.TrimPrefix(err.Error(), "auth: "))
 		}
 	}
-	if len(cfg.Auth.Tokens) == 0 && !httpapi.IsLoopback(cfg.Server.Addr) {
-		add("server.addr", "%s is not a loopback address and auth.tokens is empty: serve refuses to listen without access control", cfg.Server.Addr)
+	checkOIDC(cfg, getenv, add)
+	controlled := len(cfg.Auth.Tokens) > 0 || cfg.Auth.OIDC.Issuer != ""
+	if !controlled && !httpapi.IsLoopback(cfg.Server.Addr) {
+		add("server.addr", "%s is not a loopback address and neither auth.tokens nor auth.oidc is set: serve refuses to listen without access control", cfg.Server.Addr)
 	}
 	s := tlsserve.SettingsOf(cfg.Server)
-	if err := s.Check(cfg.Server.Addr, len(cfg.Auth.Tokens) > 0, httpapi.IsLoopback(cfg.Server.Addr)); err != nil {
+	if err := s.Check(cfg.Server.Addr, controlled, httpapi.IsLoopback(cfg.Server.Addr)); err != nil {
 		add("server", "%v", err)
 	} else if s.CertFile != "" {
 		if _, err := tlsserve.Load(s.CertFile, s.KeyFile); err != nil {

@@ -101,13 +101,23 @@ func New(ctx context.Context, cfg config.Config, opts Options) (s *Service, err 
 	if err != nil {
 		return s, fmt.Errorf("config server.trusted_proxies: %w", err)
 	}
-	if len(tokens) == 0 {
+	signIn, err := NewSignIn(ctx, cfg, os.Getenv)
+	if err != nil {
+		return s, err
+	}
+	if signIn != nil {
+		logger.Info("people sign in with the OpenID provider", "issuer", cfg.Auth.OIDC.Issuer, "client_id", cfg.Auth.OIDC.ClientID, "redirect_url", RedirectURL(cfg))
+		if cfg.Auth.OIDC.Cookie.KeyEnv == "" {
+			logger.Warn("auth.oidc.cookie.key_env is not set: sign-ins are signed with a key of this process, so a restart signs everyone out and replicas do not share them")
+		}
+	}
+	if len(tokens) == 0 && signIn == nil {
 		if !httpapi.IsLoopback(cfg.Server.Addr) {
-			return s, fmt.Errorf("refusing to listen on %s without access control: configure auth.tokens, or listen on loopback", cfg.Server.Addr)
+			return s, fmt.Errorf("refusing to listen on %s without access control: configure auth.tokens or auth.oidc, or listen on loopback", cfg.Server.Addr)
 		}
 		logger.Warn("no auth.tokens configured: every caller on this machine has every role; listening on loopback only", "addr", cfg.Server.Addr)
 	}
-	if s.cert, err = tlsserve.Open(tlsserve.SettingsOf(cfg.Server), cfg.Server.Addr, len(tokens) > 0, httpapi.IsLoopback(cfg.Server.Addr)); err != nil {
+	if s.cert, err = tlsserve.Open(tlsserve.SettingsOf(cfg.Server), cfg.Server.Addr, len(tokens) > 0 || signIn != nil, httpapi.IsLoopback(cfg.Server.Addr)); err != nil {
 		return s, err
 	}
 	if cfg.Server.DecisionTimeout <= 0 {
@@ -188,7 +198,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (s *Service, err 
 		Agents:       agents.All,
 		DefaultLevel: level, DefaultMode: mode,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxWait: cfg.Server.MaxWait, DecisionTimeout: cfg.Server.DecisionTimeout,
-		Logger: logger, Tokens: tokens, Observer: s.Metrics, TrustedProxies: proxies, Feed: s.Feed,
+		Logger: logger, Tokens: tokens, SignIn: signIn, Observer: s.Metrics, TrustedProxies: proxies, Feed: s.Feed,
 		Impact:   ImpactOf(src, store),
 		Metrics:  onMainListener(cfg.Metrics.Addr, s.Metrics.Handler()),
 		Stopping: s.stopping,

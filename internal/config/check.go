@@ -84,7 +84,8 @@ func keyName(key string) string {
 	return fmt.Sprintf("%s (%s)", key, envName(key))
 }
 
-// isSection says whether key is a mapping of keys (server, policy.verification).
+// isSection says whether key is a mapping (server, policy.verification,
+// auth.oidc.roles), which no variable sets.
 func isSection(key string) bool {
 	t := configType
 	for _, k := range strings.Split(key, ".") {
@@ -94,7 +95,7 @@ func isSection(key string) bool {
 		}
 		t = f
 	}
-	return t.Kind() == reflect.Struct && t != reflect.TypeFor[time.Duration]()
+	return t.Kind() == reflect.Map || t.Kind() == reflect.Struct && t != reflect.TypeFor[time.Duration]()
 }
 
 func envName(key string) string {
@@ -145,6 +146,10 @@ func (c *configCheck) node(n *yaml.Node, t reflect.Type, key string) {
 				continue
 			}
 			c.node(v, field, child)
+		}
+	case t.Kind() == reflect.Map:
+		if n.Kind != yaml.MappingNode || n.Decode(reflect.New(t).Interface()) != nil {
+			c.at(n.Line, key, "want a mapping of names to %s", kindOf(t.Elem()))
 		}
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
 		if n.Kind != yaml.SequenceNode {
@@ -216,6 +221,7 @@ func unknownVariables(cfg Config, environ []string) []string {
 	for _, t := range cfg.Auth.Tokens {
 		named[t.Env] = true
 	}
+	named[cfg.Auth.OIDC.ClientSecretEnv], named[cfg.Auth.OIDC.Cookie.KeyEnv] = true, true
 	byEnv := envVariables()
 	var warnings []string
 	for _, kv := range environ {
@@ -312,7 +318,7 @@ func leafKeys(t reflect.Type, key string, out map[string]reflect.Type) map[strin
 		switch {
 		case f.Type.Kind() == reflect.Struct:
 			leafKeys(f.Type, child, out)
-		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() != reflect.String:
+		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() != reflect.String, f.Type.Kind() == reflect.Map:
 		default:
 			out[child] = f.Type
 		}

@@ -125,10 +125,49 @@ type DecisionLog struct {
 	ReplicaID string `yaml:"replica_id"`
 }
 
-// Auth holds the bearer tokens; none means no access control, which the
-// server allows on loopback only.
+// Auth holds the bearer tokens and the sign-in of people; neither means
+// no access control, which the server allows on loopback only.
 type Auth struct {
 	Tokens []Token `yaml:"tokens"`
+	// OIDC signs people in with the organisation's OpenID Connect
+	// provider; off without an issuer.
+	OIDC OIDC `yaml:"oidc"`
+}
+
+// OIDC is the organisation's OpenID Connect provider (docs/operations.md,
+// "Signing in with OpenID Connect").
+type OIDC struct {
+	// Issuer is the provider's issuer URL (https, or http on loopback).
+	Issuer   string `yaml:"issuer"`
+	ClientID string `yaml:"client_id"`
+	// ClientSecretEnv names the variable holding the client's secret;
+	// empty: a public client (PKCE alone).
+	ClientSecretEnv string `yaml:"client_secret_env"`
+	// RedirectURL is /auth/callback as browsers reach it; empty:
+	// notify.console_url (else http://server.addr) + /auth/callback.
+	RedirectURL string   `yaml:"redirect_url"`
+	Scopes      []string `yaml:"scopes"`
+	// RolesClaim names the claim whose values are mapped (default groups).
+	RolesClaim string `yaml:"roles_claim"`
+	// Roles maps each value of the roles claim to roles: user, auditor,
+	// admin (never dispatcher).
+	Roles map[string][]string `yaml:"roles"`
+	// Audience is the aud a presented token must carry (default client_id).
+	Audience string     `yaml:"audience"`
+	Cookie   OIDCCookie `yaml:"cookie"`
+	// DiscoveryTimeout bounds reading the provider's discovery document
+	// at start; serve refuses to start without it.
+	DiscoveryTimeout time.Duration `yaml:"discovery_timeout"`
+}
+
+// OIDCCookie is the session cookie of a signed-in person.
+type OIDCCookie struct {
+	// Lifetime is how long a sign-in lasts (default 8h).
+	Lifetime time.Duration `yaml:"lifetime"`
+	// KeyEnv names the variable holding the key the cookies are signed
+	// with (32 bytes or more); empty: a random key per process, so a
+	// restart signs everyone out and replicas do not share sign-ins.
+	KeyEnv string `yaml:"key_env"`
 }
 
 // Token is one bearer token: its name, roles, and exactly one of its
@@ -288,7 +327,8 @@ func Default() Config {
 			Timeout: 6 * time.Second, MaxTokens: 4, CacheSize: 10000, CacheTTL: time.Hour,
 			MaxCommandBytes: 4096, BreakerFailures: 5, BreakerCooldown: 30 * time.Second,
 		},
-		Auth:        Auth{Tokens: []Token{}},
+		Auth: Auth{Tokens: []Token{}, OIDC: OIDC{Scopes: []string{"openid", "email", "profile"}, RolesClaim: "groups", Roles: map[string][]string{},
+			Cookie: OIDCCookie{Lifetime: 8 * time.Hour}, DiscoveryTimeout: 10 * time.Second}},
 		Log:         Log{Level: "info", Format: "text"},
 		DecisionLog: DecisionLog{Mask: []string{}},
 		Audit:       Audit{Retention: DefaultRetention, SweepInterval: time.Minute},

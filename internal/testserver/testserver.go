@@ -49,6 +49,13 @@ type settings struct {
 	dbPath    string
 	sqlite    sqlite.Options
 	configure []func(*httpapi.Config, *pdp.Components)
+	config    []func(cfg *config.Config, url string)
+}
+
+// Config changes the configuration the server is built from; url is
+// where it will serve (http://127.0.0.1:port), known before it is built.
+func Config(f func(cfg *config.Config, url string)) Option {
+	return func(s *settings) { s.config = append(s.config, f) }
 }
 
 // DB puts the store at path instead of a new file in the test's
@@ -107,14 +114,21 @@ func New(t testing.TB, opts ...Option) *Server {
 	// timeout keeps a loaded machine or the race detector from turning an
 	// answer into the fail-closed deny (tests of the timeout set their own).
 	cfg.Policy.EvalTimeout = 30 * time.Second
+	srv := httptest.NewUnstartedServer(nil)
+	for _, f := range set.config {
+		f(&cfg, "http://"+srv.Listener.Addr().String())
+	}
 	svc, err := app.New(ctx, cfg, app.Options{
 		Store: store, Policy: policy, Logger: slog.New(slog.DiscardHandler), Configure: set.configure,
 	})
 	if err != nil {
+		srv.Close()
 		t.Fatal(err)
 	}
 	s := &Server{Policy: policy, Store: store, DBPath: set.dbPath, Service: svc, Engine: svc.Engine, Feed: svc.Feed, Handler: svc.Handler}
-	s.Server = httptest.NewServer(s.Handler)
+	srv.Config.Handler = s.Handler
+	srv.Start()
+	s.Server = srv
 	t.Cleanup(s.Close)
 	return s
 }

@@ -37,7 +37,7 @@ type AcceptStore interface {
 // session of the project. Only a suggestion whose rule is its fingerprint
 // can be accepted so: a grant of a shorter fingerprint would allow more
 // than the rule.
-func Accept(ctx context.Context, desk *pdp.Desk, store AcceptStore, a Acceptance, who pdp.Caller, by string) (api.Event, error) {
+func Accept(ctx context.Context, desk *pdp.Desk, store AcceptStore, a Acceptance, who pdp.Caller, by api.Answerer) (api.Event, error) {
 	if a.Pattern == "" || a.SessionID == "" {
 		return api.Event{}, &pdp.Error{Code: "invalid_accept", Message: "pattern and session_id are required"}
 	}

@@ -34,7 +34,7 @@ type group struct {
 	fingerprint string
 	argvs       [][]string // each ask's argv, cut at its first word a rule cannot name
 	sessions    map[string]bool
-	people      map[string]bool // the answering tokens
+	people      map[string]bool // the answering persons (subject) or tokens
 	ids         []string
 }
 
@@ -64,7 +64,9 @@ func mine(asks map[string]*ask, o Options) ([]*candidate, []api.DroppedSuggestio
 		}
 		g.argvs = append(g.argvs, argv)
 		g.sessions[a.ev.SessionID] = true
-		if by := a.ev.Answer.AnsweredBy; by != "" {
+		if sub := a.ev.Answer.AnsweredBySubject; sub != "" {
+			g.people["sub:"+sub] = true // a person signed in, however many tokens
+		} else if by := a.ev.Answer.AnsweredBy; by != "" {
 			g.people[by] = true
 		}
 		g.ids = append(g.ids, a.ev.DecisionID)

@@ -219,3 +219,31 @@ func sameIDs(a, b []string) bool {
 	}
 	return true
 }
+
+// TestPeopleAreCountedBySubject: a person signed in with the provider
+// counts once by subject, whatever name their answers carry; answers by
+// tokens count by token.
+func TestPeopleAreCountedBySubject(t *testing.T) {
+	tr := newTrail(t, "s1", "s2", "s3")
+	by := []api.Answerer{
+		{Name: "alice@example.com", Subject: "sub-alice"},
+		{Name: "alice@example.org", Subject: "sub-alice"}, // her address changed
+		{Name: "bob@example.com", Subject: "sub-bob"},
+		{Name: "desktop"}, {Name: "desktop"}, // a token
+		{Name: "alice@example.com", Subject: "sub-alice"},
+	}
+	i := 0
+	for _, s := range []string{"s1", "s2", "s3"} {
+		for range 2 {
+			d := tr.run(s, "go test ./...", "")
+			if _, err := tr.srv.Store.AnswerDecision(t.Context(), d.DecisionID, api.AllowOnce, "console", by[i]); err != nil {
+				t.Fatal(err)
+			}
+			i++
+		}
+	}
+	got := find(tr.suggest(suggest.Options{}), "go test ./...")
+	if got == nil || got.Evidence.People != 3 {
+		t.Fatalf("people = %+v, want 3 (alice, bob, the desktop token)", got)
+	}
+}

@@ -37,6 +37,7 @@ INSERT INTO change_counter (last) VALUES (0);
 	10: schema.AnswerToken,
 	11: types.Render(schema.NotifyClaimLeases),
 	12: types.Render(schema.FlowLabels),
+	13: schema.AnswerSubject,
 }
 
 // types are PostgreSQL's words for the schema's column types.

@@ -67,7 +67,7 @@ func TestTwoStoresOnOneDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if _, err := a.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowSession, "console", ""); err != nil {
+	if _, err := a.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowSession, "console", api.Answerer{}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -79,7 +79,7 @@ func TestTwoStoresOnOneDatabase(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("b did not hear a's answer within a second")
 	}
-	if _, err := b.AnswerDecision(ctx, ask.Decision.DecisionID, api.DenyAnswer, "api", ""); !errors.Is(err, pdp.ErrConflict) {
+	if _, err := b.AnswerDecision(ctx, ask.Decision.DecisionID, api.DenyAnswer, "api", api.Answerer{}); !errors.Is(err, pdp.ErrConflict) {
 		t.Fatalf("b's second answer: %v, want a conflict", err)
 	}
 	tree, err := b.SessionTree(ctx, "s")
@@ -151,7 +151,7 @@ func TestDatabaseOutage(t *testing.T) {
 		if err := s.Record(ctx, ask); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowOnce, "api", ""); err != nil {
+		if _, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowOnce, "api", api.Answerer{}); err != nil {
 			t.Fatal(err)
 		}
 		select {

@@ -60,6 +60,11 @@ CREATE INDEX answer_tickets_expires ON answer_tickets(expires);
 // named the runtime that reported an outcome, and is read by no one.
 const AnswerToken = `ALTER TABLE decisions ADD COLUMN answer_token TEXT;`
 
+// AnswerSubject records the subject (sub claim) of a person signed in
+// with the organisation's OpenID provider who answered an ask
+// (api.Answer.AnsweredBySubject); answer_token then holds their e-mail.
+const AnswerSubject = `ALTER TABLE decisions ADD COLUMN answer_subject TEXT;`
+
 // NotifyClaimLeases makes a notification's claim a lease: the replica
 // that claims an event holds it until lease_until, renews it before
 // each attempt and marks it done_at once the event is sent (or given

@@ -51,6 +51,7 @@ CREATE INDEX IF NOT EXISTS decisions_session_source_decision ON decisions(sessio
 CREATE TRIGGER tree_version_label_insert AFTER INSERT ON session_labels BEGIN UPDATE tree_version SET n = n + 1; END;
 CREATE TRIGGER tree_version_label_delete AFTER DELETE ON session_labels BEGIN UPDATE tree_version SET n = n + 1; END;
 `,
+	19: schema.AnswerSubject,
 }
 
 // treeVersionTable counts the changes to what a session tree holds

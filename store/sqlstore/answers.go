@@ -16,8 +16,8 @@ import (
 // person's token). pdp.ErrConflict when the decision
 // was not an ask or is already answered; pdp.ErrNotGrantable for a grant
 // on a call without a fingerprint (nothing is written then).
-func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel, by string) (api.Event, error) {
-	return s.answer(ctx, id, api.Answer{Answer: answer, Channel: channel, AnsweredBy: by}, "recording the answer")
+func (s *Store) AnswerDecision(ctx context.Context, id, answer, channel string, by api.Answerer) (api.Event, error) {
+	return s.answer(ctx, id, api.Answer{Answer: answer, Channel: channel, AnsweredBy: by.Name, AnsweredBySubject: by.Subject}, "recording the answer")
 }
 
 // RecordOutcome records what a runtime reports became of an ask
@@ -87,12 +87,8 @@ func (s *Store) answer(ctx context.Context, id string, a api.Answer, doing strin
 	}
 	defer tx.Rollback(context.Background())
 	now := s.Now()
-	var by *string
-	if a.AnsweredBy != "" {
-		by = &a.AnsweredBy
-	}
-	n, err := tx.Exec(ctx, `UPDATE decisions SET answer = ?, answer_channel = ?, answered_at = ?, answer_token = ?
-		WHERE id = ? AND decision = 'ask' AND answer IS NULL`, a.Answer, a.Channel, s.Time(now), by, id)
+	n, err := tx.Exec(ctx, `UPDATE decisions SET answer = ?, answer_channel = ?, answered_at = ?, answer_token = ?, answer_subject = ?
+		WHERE id = ? AND decision = 'ask' AND answer IS NULL`, a.Answer, a.Channel, s.Time(now), orNull(a.AnsweredBy), orNull(a.AnsweredBySubject), id)
 	if err != nil {
 		return api.Event{}, fmt.Errorf("%s: %w", doing, err)
 	}
@@ -169,4 +165,12 @@ func (s *Store) grant(ctx context.Context, tx Tx, rec *api.Event, answer string,
 	}
 	rec.Answer.GrantID = gid
 	return nil
+}
+
+// orNull is NULL for "".
+func orNull(v string) *string {
+	if v == "" {
+		return nil
+	}
+	return &v
 }

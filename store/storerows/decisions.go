@@ -14,6 +14,7 @@ type DecisionColumns struct {
 	DangerVerdict, DangerBy *string
 	Answer, Channel         *string
 	AnswerToken             *string
+	AnswerSubject           *string
 	AnsweredAt              time.Time
 	GrantID                 *int64
 	ToolUseID               *string
@@ -39,7 +40,7 @@ func Decision(rec *api.Event, c DecisionColumns) {
 		rec.Args = map[string]any{}
 	}
 	if c.Answer != nil {
-		rec.Answer = &api.Answer{Answer: *c.Answer, Channel: str(c.Channel), AnsweredAt: c.AnsweredAt, AnsweredBy: str(c.AnswerToken)}
+		rec.Answer = &api.Answer{Answer: *c.Answer, Channel: str(c.Channel), AnsweredAt: c.AnsweredAt, AnsweredBy: str(c.AnswerToken), AnsweredBySubject: str(c.AnswerSubject)}
 		if c.GrantID != nil {
 			rec.Answer.GrantID = *c.GrantID
 		}
@@ -71,7 +72,7 @@ func str(s *string) string {
 // decision alike, a compound command's parts included.
 const DecisionColumnNames = `id, time, session_id, tool, capability, args, cwd, fingerprint, grantable, decision, source, rule, reason,
 	danger_verdict, danger_by, revision, latency_us, answer, answer_channel, answered_at, grant_id, tool_use_id,
-	outcome, outcome_channel, outcome_at, outcome_by, answer_token, parts, labels`
+	outcome, outcome_channel, outcome_at, outcome_by, answer_token, parts, labels, answer_subject`
 
 // ScanDecision reads a row of DecisionColumnNames, then into extra.
 func ScanDecision(row Row, extra ...any) (api.Event, error) {
@@ -80,7 +81,7 @@ func ScanDecision(row Row, extra ...any) (api.Event, error) {
 	var t, answeredAt, outcomeAt Time
 	dest := append([]any{&rec.DecisionID, &t, &rec.SessionID, &rec.Tool, &rec.Capability, &c.Args, &rec.Cwd, &rec.Fingerprint, &rec.Grantable,
 		&rec.Decision.Decision, &rec.Source, &rec.Rule, &rec.Reason, &c.DangerVerdict, &c.DangerBy, &rec.Revision, &rec.LatencyUS,
-		&c.Answer, &c.Channel, &answeredAt, &c.GrantID, &c.ToolUseID, &c.Outcome, &c.OutcomeChannel, &outcomeAt, &c.OutcomeBy, &c.AnswerToken, &c.Parts, &c.Labels}, extra...)
+		&c.Answer, &c.Channel, &answeredAt, &c.GrantID, &c.ToolUseID, &c.Outcome, &c.OutcomeChannel, &outcomeAt, &c.OutcomeBy, &c.AnswerToken, &c.Parts, &c.Labels, &c.AnswerSubject}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return rec, err
 	}

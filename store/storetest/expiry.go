@@ -21,7 +21,7 @@ func testExpiry(t *testing.T, s Store) {
 	first, answered, second := shellAsk("s", 0, "git push"), shellAsk("s", time.Second, "make"), shellAsk("s", 2*time.Second, "go test")
 	allow, young := event("s", api.Allow, 500*time.Millisecond), shellAsk("s", 10*time.Second, "ls")
 	mustRecord(t, s, first, allow, answered, second, young)
-	if _, err := s.AnswerDecision(ctx, answered.Decision.DecisionID, api.AllowOnce, "console", ""); err != nil {
+	if _, err := s.AnswerDecision(ctx, answered.Decision.DecisionID, api.AllowOnce, "console", api.Answerer{}); err != nil {
 		t.Fatal(err)
 	}
 	// A runtime's outcome is no answer: the ask still expires.
@@ -49,7 +49,7 @@ func testExpiry(t *testing.T, s Store) {
 			rec.Answer.GrantID != 0 || rec.Answer.AnsweredAt.IsZero() || rec.Answer.Allows() {
 			t.Fatalf("expired ask %s = %+v, %v", id, rec.Answer, err)
 		}
-		_, err = s.AnswerDecision(ctx, id, api.AllowSession, "console", "")
+		_, err = s.AnswerDecision(ctx, id, api.AllowSession, "console", api.Answerer{})
 		wantErr(t, err, pdp.ErrExpired)
 		wantErr(t, err, pdp.ErrConflict)
 	}
@@ -111,7 +111,7 @@ func testExpiryRace(t *testing.T, s Store) {
 	for i := 0; i < len(asks); i += 3 {
 		wg.Go(func() {
 			id := asks[i].Decision.DecisionID
-			if _, err := s.AnswerDecision(ctx, id, api.DenyAnswer, "console", ""); err == nil {
+			if _, err := s.AnswerDecision(ctx, id, api.DenyAnswer, "console", api.Answerer{}); err == nil {
 				mu.Lock()
 				answered[id] = true
 				mu.Unlock()

@@ -68,7 +68,7 @@ func testFlowLabels(t *testing.T, s Store) {
 	if got := labels("kid"); slices.Contains(got, api.LabelSensitive) {
 		t.Fatalf("an ask set its labels: %v", got)
 	}
-	if _, err := s.AnswerDecision(ctx, secret.Decision.DecisionID, api.AllowOnce, "console", ""); err != nil {
+	if _, err := s.AnswerDecision(ctx, secret.Decision.DecisionID, api.AllowOnce, "console", api.Answerer{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := labels("kid"); !slices.Contains(got, api.LabelSensitive) {
@@ -81,7 +81,7 @@ func testFlowLabels(t *testing.T, s Store) {
 	send.Decision.Rule, send.Decision.Source = pdp.FlowRule, "config"
 	send.Decision.Labels = []string{api.LabelExternal}
 	mustRecord(t, s, send)
-	_, err := s.AnswerDecision(ctx, send.Decision.DecisionID, api.AllowProject, "console", "")
+	_, err := s.AnswerDecision(ctx, send.Decision.DecisionID, api.AllowProject, "console", api.Answerer{})
 	wantErr(t, err, pdp.ErrNotGrantable)
 	if got := labels("kid"); slices.Contains(got, api.LabelExternal) {
 		t.Fatalf("a refused answer wrote labels: %v", got)
@@ -89,7 +89,7 @@ func testFlowLabels(t *testing.T, s Store) {
 	if rec, _ := s.Decision(ctx, send.Decision.DecisionID); rec.Answer != nil {
 		t.Fatalf("a refused answer was recorded: %+v", rec.Answer)
 	}
-	if _, err := s.AnswerDecision(ctx, send.Decision.DecisionID, api.AllowSession, "console", ""); err != nil {
+	if _, err := s.AnswerDecision(ctx, send.Decision.DecisionID, api.AllowSession, "console", api.Answerer{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := labels("kid"); !slices.Equal(got, []string{api.LabelExternal, api.LabelSensitive, api.LabelAccepted, api.LabelUntrusted}) {
@@ -122,7 +122,7 @@ func testFlowLabels(t *testing.T, s Store) {
 	ask := shellAsk("third", 20*time.Second, "")
 	ask.Decision.Labels = []string{api.LabelExternal}
 	mustRecord(t, s, ask)
-	if _, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.DenyAnswer, "console", ""); err != nil {
+	if _, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.DenyAnswer, "console", api.Answerer{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := labels("third"); len(got) != 0 {

@@ -438,27 +438,28 @@ func testAnswers(t *testing.T, s Store) {
 	mustCreate(t, s, api.Session{ID: "s"})
 	ask, allow, notGrantable := shellAsk("s", 0, "git push"), event("s", api.Allow, time.Second), shellAsk("s", 2*time.Second, "")
 	mustRecord(t, s, ask, allow, notGrantable)
-	_, err := s.AnswerDecision(ctx, "nope", api.AllowOnce, "api", "")
+	_, err := s.AnswerDecision(ctx, "nope", api.AllowOnce, "api", api.Answerer{})
 	wantErr(t, err, pdp.ErrNotFound)
-	_, err = s.AnswerDecision(ctx, allow.Decision.DecisionID, api.AllowOnce, "api", "")
+	_, err = s.AnswerDecision(ctx, allow.Decision.DecisionID, api.AllowOnce, "api", api.Answerer{})
 	wantErr(t, err, pdp.ErrConflict)
-	_, err = s.AnswerDecision(ctx, notGrantable.Decision.DecisionID, api.AllowSession, "api", "")
+	_, err = s.AnswerDecision(ctx, notGrantable.Decision.DecisionID, api.AllowSession, "api", api.Answerer{})
 	wantErr(t, err, pdp.ErrNotGrantable)
 	// Nothing was written: it can still be answered.
-	if got, err := s.AnswerDecision(ctx, notGrantable.Decision.DecisionID, api.DenyAnswer, "console", ""); err != nil || got.Answer.Answer != api.DenyAnswer {
+	if got, err := s.AnswerDecision(ctx, notGrantable.Decision.DecisionID, api.DenyAnswer, "console", api.Answerer{}); err != nil || got.Answer.Answer != api.DenyAnswer {
 		t.Fatalf("answer after a refused allow_session = %+v, %v", got.Answer, err)
 	}
-	got, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowOnce, "terminal", "alice")
+	// A person signed in with the provider: e-mail and subject.
+	got, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowOnce, "terminal", api.Answerer{Name: "alice@example.com", Subject: "248289761001"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Answer == nil || got.Answer.Answer != api.AllowOnce || got.Answer.Channel != "terminal" || got.Answer.GrantID != 0 || got.Answer.AnsweredAt.IsZero() ||
-		got.Answer.AnsweredBy != "alice" || !got.Answer.Allows() {
+		got.Answer.AnsweredBy != "alice@example.com" || got.Answer.AnsweredBySubject != "248289761001" || !got.Answer.Allows() {
 		t.Fatalf("answer = %+v", got.Answer)
 	}
 	stored, err := s.Decision(ctx, ask.Decision.DecisionID)
 	if err != nil || stored.Answer == nil || !stored.Answer.AnsweredAt.Equal(got.Answer.AnsweredAt) || stored.Answer.Channel != "terminal" ||
-		stored.Answer.AnsweredBy != "alice" {
+		stored.Answer.AnsweredBy != "alice@example.com" || stored.Answer.AnsweredBySubject != "248289761001" {
 		t.Fatalf("stored answer = %+v, %v; returned %+v", stored.Answer, err, got.Answer)
 	}
 	wantSettled(t, s, ask.Decision.DecisionID, "s")
@@ -473,7 +474,7 @@ func wantSettled(t *testing.T, s Store, id, session string) {
 	if err != nil || before.Answer == nil {
 		t.Fatalf("the answered ask = %+v, %v", before.Answer, err)
 	}
-	_, err = s.AnswerDecision(t.Context(), id, api.DenyAnswer, "console", "")
+	_, err = s.AnswerDecision(t.Context(), id, api.DenyAnswer, "console", api.Answerer{})
 	wantErr(t, err, pdp.ErrConflict)
 	if before.Outcome == nil {
 		if _, err := s.RecordOutcome(t.Context(), id, api.AllowOnce, "claude-code", "runtime"); err != nil {
@@ -504,7 +505,7 @@ func testAnswerRace(t *testing.T, s Store) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, []string{api.AllowSession, api.DenyAnswer}[i%2], fmt.Sprint("c", i), "")
+				_, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, []string{api.AllowSession, api.DenyAnswer}[i%2], fmt.Sprint("c", i), api.Answerer{})
 				results <- err
 			}()
 		}
@@ -534,7 +535,7 @@ func testGrantsOnRoot(t *testing.T, s Store) {
 	}
 	ask := shellAsk("kid", 0, "npm test")
 	mustRecord(t, s, ask)
-	got, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowSession, "console", "")
+	got, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowSession, "console", api.Answerer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -566,7 +567,7 @@ func testGrantsOnRoot(t *testing.T, s Store) {
 	// The same call granted again keeps one grant.
 	again := shellAsk("kid", time.Second, "npm test")
 	mustRecord(t, s, again)
-	if _, err := s.AnswerDecision(ctx, again.Decision.DecisionID, api.AllowSession, "console", ""); err != nil {
+	if _, err := s.AnswerDecision(ctx, again.Decision.DecisionID, api.AllowSession, "console", api.Answerer{}); err != nil {
 		t.Fatal(err)
 	}
 	if grants, _ = s.Grants(ctx, "root"); len(grants) != 1 || grants[0].DecisionID != again.Decision.DecisionID {
@@ -634,7 +635,7 @@ func testRetention(t *testing.T, s Store) {
 	ask := shellAsk("old", 9500*time.Millisecond, "go test")
 	evs = append(evs, ask)
 	mustRecord(t, s, evs...)
-	if _, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowSession, "api", ""); err != nil {
+	if _, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowSession, "api", api.Answerer{}); err != nil {
 		t.Fatal(err)
 	}
 	cut := base.Add(5 * time.Second)
@@ -703,14 +704,14 @@ func testOutcomes(t *testing.T, s Store) {
 	_, err = s.RecordOutcome(ctx, id, api.DenyAnswer, "claude-code", "runtime")
 	wantErr(t, err, pdp.ErrConflict)
 	// Still pending: a person answers it, and the outcome stays.
-	answered, err := s.AnswerDecision(ctx, id, api.DenyAnswer, "console", "")
+	answered, err := s.AnswerDecision(ctx, id, api.DenyAnswer, "console", api.Answerer{})
 	if err != nil || answered.Answer == nil || answered.Answer.Answer != api.DenyAnswer || answered.Answer.Channel != "console" ||
 		answered.Outcome == nil || *answered.Outcome != *got.Outcome {
 		t.Fatalf("a person's answer after the outcome = %+v / %+v, %v", answered.Answer, answered.Outcome, err)
 	}
 	wantSettled(t, s, id, "s")
 	// An ask a person answered first takes the runtime's outcome too.
-	if _, err := s.AnswerDecision(ctx, other.Decision.DecisionID, api.AllowOnce, "terminal", ""); err != nil {
+	if _, err := s.AnswerDecision(ctx, other.Decision.DecisionID, api.AllowOnce, "terminal", api.Answerer{}); err != nil {
 		t.Fatal(err)
 	}
 	wantSettled(t, s, other.Decision.DecisionID, "s")
@@ -737,7 +738,7 @@ func testChangeLog(t *testing.T, s Store) {
 	mustCreate(t, s, api.Session{ID: "s"})
 	ask := shellAsk("s", 0, "git push")
 	mustRecord(t, s, ask, event("s", api.Allow, time.Second))
-	if _, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.DenyAnswer, "console", ""); err != nil {
+	if _, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.DenyAnswer, "console", api.Answerer{}); err != nil {
 		t.Fatal(err)
 	}
 	mode, level := api.AlwaysAsk, api.ReadWrite
@@ -777,7 +778,7 @@ func testChangeLog(t *testing.T, s Store) {
 		go func() {
 			defer wg.Done()
 			if err := s.Record(ctx, asks[i]); err == nil && i%2 == 0 {
-				_, _ = s.AnswerDecision(ctx, asks[i].Decision.DecisionID, api.AllowOnce, "api", "")
+				_, _ = s.AnswerDecision(ctx, asks[i].Decision.DecisionID, api.AllowOnce, "api", api.Answerer{})
 			}
 		}()
 	}
@@ -846,7 +847,7 @@ func testProjectGrants(t *testing.T, s Store) {
 	if err != nil || len(stored.Parts) != 2 || stored.Parts[0].Decision == nil || *stored.Parts[0].Decision != api.Allow || stored.Parts[1].Decision != nil {
 		t.Fatalf("stored parts = %+v, %v", stored.Parts, err)
 	}
-	got, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowProject, "console", "")
+	got, err := s.AnswerDecision(ctx, ask.Decision.DecisionID, api.AllowProject, "console", api.Answerer{})
 	if err != nil || got.Answer.GrantID == 0 {
 		t.Fatalf("allow_project = %+v, %v", got.Answer, err)
 	}
@@ -881,15 +882,15 @@ func testProjectGrants(t *testing.T, s Store) {
 	// No workspace, no project: nothing is written.
 	homeless := compoundAsk("nowhere", time.Second)
 	mustRecord(t, s, homeless)
-	_, err = s.AnswerDecision(ctx, homeless.Decision.DecisionID, api.AllowProject, "console", "")
+	_, err = s.AnswerDecision(ctx, homeless.Decision.DecisionID, api.AllowProject, "console", api.Answerer{})
 	wantErr(t, err, pdp.ErrNotGrantable)
 	// A part without a fingerprint makes the call not grantable.
 	bad := compoundAsk("p1", 2*time.Second)
 	bad.Decision.Parts[1].Fingerprint = nil
 	mustRecord(t, s, bad)
-	_, err = s.AnswerDecision(ctx, bad.Decision.DecisionID, api.AllowSession, "console", "")
+	_, err = s.AnswerDecision(ctx, bad.Decision.DecisionID, api.AllowSession, "console", api.Answerer{})
 	wantErr(t, err, pdp.ErrNotGrantable)
-	if got, err := s.AnswerDecision(ctx, bad.Decision.DecisionID, api.AllowOnce, "console", ""); err != nil || got.Answer.Answer != api.AllowOnce {
+	if got, err := s.AnswerDecision(ctx, bad.Decision.DecisionID, api.AllowOnce, "console", api.Answerer{}); err != nil || got.Answer.Answer != api.AllowOnce {
 		t.Fatalf("allow_once after a refused allow_session = %+v, %v", got.Answer, err)
 	}
 }
@@ -990,7 +991,7 @@ func OutcomesMoved(t *testing.T, s Store, exec func(ctx context.Context, sql str
 		t.Fatalf("a person's answer, moved: answer %+v, outcome %+v, %v", got.Answer, got.Outcome, err)
 	}
 	// The ask the runtime reported on is a person's to answer now.
-	if _, err := s.AnswerDecision(ctx, reported.Decision.DecisionID, api.AllowOnce, "console", ""); err != nil {
+	if _, err := s.AnswerDecision(ctx, reported.Decision.DecisionID, api.AllowOnce, "console", api.Answerer{}); err != nil {
 		t.Fatalf("answering it: %v", err)
 	}
 }

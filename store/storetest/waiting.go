@@ -21,7 +21,7 @@ func testWaiting(t *testing.T, s Store) {
 	a, b, answered := shellAsk("s", 0, "make"), shellAsk("s", time.Second, "make"), shellAsk("s", 2*time.Second, "make")
 	allow, elsewhere := event("s", api.Allow, 3*time.Second), shellAsk("other", 4*time.Second, "make")
 	mustRecord(t, s, a, b, answered, allow, elsewhere)
-	if _, err := s.AnswerDecision(ctx, answered.Decision.DecisionID, api.DenyAnswer, "console", ""); err != nil {
+	if _, err := s.AnswerDecision(ctx, answered.Decision.DecisionID, api.DenyAnswer, "console", api.Answerer{}); err != nil {
 		t.Fatal(err)
 	}
 	pending := func(f pdp.DecisionFilter) []string {

@@ -59,6 +59,22 @@ $("#token-form").addEventListener("submit", (e) => {
   show((location.hash || "#simulator").slice(1));
 });
 
+// --- sign-in -----------------------------------------------------------
+
+// With auth.oidc a person signs in with the organisation's provider: the
+// session cookie goes with every request of this page (same origin), and
+// /auth/me says who it is. The token form stays for tokens.
+async function whoami() {
+  const resp = await fetch("/auth/me", { cache: "no-store" });
+  const me = resp.ok ? await resp.json() : null;
+  const signInTo = "/auth/login?next=" + encodeURIComponent(location.pathname + location.hash);
+  $("#sign-in").href = signInTo;
+  $("#sign-in").hidden = !(me && me.sign_in && !me.signed_in);
+  $("#sign-out").hidden = !(me && me.signed_in);
+  $("#person").textContent = me && me.signed_in ? "Signed in as " + me.name : "";
+}
+whoami();
+
 // --- simulator ---------------------------------------------------------
 
 function row(table, cells) {
@@ -435,7 +451,7 @@ async function loadAudit(reset) {
     for (const ev of page.decisions) {
       const tr = el("tr", {}, el("td", { textContent: new Date(ev.time).toLocaleString() }), el("td", { className: "mono", textContent: ev.session_id }),
         el("td", { textContent: ev.tool || ev.capability }), el("td", { textContent: ev.decision }), el("td", { textContent: ev.source }),
-        el("td", { className: "mono", textContent: ev.rule }), el("td", { textContent: ev.answer ? `${ev.answer.answer} (${ev.answer.channel})` : "" }),
+        el("td", { className: "mono", textContent: ev.rule }), el("td", { className: "answered", textContent: ev.answer ? `${ev.answer.answer} (${[ev.answer.channel, ev.answer.answered_by].filter(Boolean).join(", ")})` : "" }),
         el("td", { textContent: ev.outcome ? `${ev.outcome.answer} (${ev.outcome.channel}, ${ev.outcome.by || "no token"})` : "" }));
       tr.addEventListener("click", () => { const p = $("#audit-event"); p.hidden = false; p.textContent = JSON.stringify(ev, null, 2); });
       $("#audit-rows").append(tr);
