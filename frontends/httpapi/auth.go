@@ -136,7 +136,7 @@ func (s *Server) fromCookie(c echo.Context) caller {
 		return caller{}
 	}
 	var sess personSession
-	if err := unseal(si.Key, ck.Value, &sess, func() time.Time { return sess.Expires }, si.now()); err != nil {
+	if err := unseal(si.Key, sessionCookie, ck.Value, &sess, func() time.Time { return sess.Expires }, si.now()); err != nil {
 		return caller{refused: "session cookie: " + err.Error()}
 	}
 	who := personCaller(sess.Subject, sess.Email, sess.Roles)

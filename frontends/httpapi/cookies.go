@@ -46,20 +46,24 @@ type signInFlow struct {
 	Expires  time.Time `json:"exp"`
 }
 
-func seal(key []byte, v any) (string, error) {
+// seal signs v for the cookie named purpose: the name is signed with
+// it, so one cookie's value is never taken for another's (a sign-in's
+// flow cookie for a session).
+func seal(key []byte, purpose string, v any) (string, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return "", err
 	}
 	body := base64.RawURLEncoding.EncodeToString(b)
-	return body + "." + base64.RawURLEncoding.EncodeToString(mac(key, body)), nil
+	return body + "." + base64.RawURLEncoding.EncodeToString(mac(key, purpose, body)), nil
 }
 
-// unseal reads a sealed value into v; expires is read back from v.
-func unseal(key []byte, sealed string, v any, expires func() time.Time, now time.Time) error {
+// unseal reads a value sealed for purpose into v; expires is read back
+// from v.
+func unseal(key []byte, purpose, sealed string, v any, expires func() time.Time, now time.Time) error {
 	body, sig, ok := strings.Cut(sealed, ".")
 	got, err := base64.RawURLEncoding.DecodeString(sig)
-	if !ok || err != nil || !hmac.Equal(got, mac(key, body)) {
+	if !ok || err != nil || !hmac.Equal(got, mac(key, purpose, body)) {
 		return errors.New("the cookie's signature is not good")
 	}
 	b, err := base64.RawURLEncoding.DecodeString(body)
@@ -75,9 +79,9 @@ func unseal(key []byte, sealed string, v any, expires func() time.Time, now time
 	return nil
 }
 
-func mac(key []byte, body string) []byte {
+func mac(key []byte, purpose, body string) []byte {
 	m := hmac.New(sha256.New, key)
-	m.Write([]byte(body))
+	m.Write([]byte(purpose + "\x00" + body))
 	return m.Sum(nil)
 }
 

@@ -102,7 +102,7 @@ func (s *Server) login(c echo.Context) error {
 	}
 	f := signInFlow{State: si.Provider.Random(), Nonce: si.Provider.Random(), Verifier: si.Provider.Random(),
 		Next: localPath(c.QueryParam("next")), Expires: si.now().Add(flowLifetime)}
-	v, err := seal(si.Key, f)
+	v, err := seal(si.Key, flowCookie, f)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (s *Server) callback(c echo.Context) error {
 	var f signInFlow
 	ck, err := c.Cookie(flowCookie)
 	if err == nil {
-		err = unseal(si.Key, ck.Value, &f, func() time.Time { return f.Expires }, si.now())
+		err = unseal(si.Key, flowCookie, ck.Value, &f, func() time.Time { return f.Expires }, si.now())
 	}
 	clearCookie(c, flowCookie, "/auth/")
 	if err != nil || f.State == "" || c.QueryParam("state") != f.State {
@@ -144,7 +144,7 @@ func (s *Server) callback(c echo.Context) error {
 		return s.signInPage(c, http.StatusForbidden, "No role", noRole(who.name, p.Claimed))
 	}
 	sess := personSession{Subject: p.Subject, Email: p.Email, Roles: who.roles, Expires: si.now().Add(si.lifetime())}
-	v, err := seal(si.Key, sess)
+	v, err := seal(si.Key, sessionCookie, sess)
 	if err != nil {
 		return err
 	}
