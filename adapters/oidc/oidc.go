@@ -148,8 +148,13 @@ func (p *Provider) verify(ctx context.Context, raw string) (Person, *gooidc.IDTo
 		return Person{}, nil, fmt.Errorf("token refused: %w", err)
 	}
 	person := Person{Subject: idt.Subject, Expiry: idt.Expiry}
-	if e, ok := claims["email"]; ok {
-		_ = json.Unmarshal(e, &person.Email) // not a string: no e-mail
+	// The e-mail names the person only when the provider verified it:
+	// an address a person typed into their profile could be anyone's.
+	var verified bool
+	if v, ok := claims["email_verified"]; ok && json.Unmarshal(v, &verified) == nil && verified {
+		if e, ok := claims["email"]; ok {
+			_ = json.Unmarshal(e, &person.Email) // not a string: no e-mail
+		}
 	}
 	person.Claimed = values(claims[p.s.RolesClaim])
 	return person, idt, nil

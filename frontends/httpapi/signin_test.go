@@ -26,6 +26,8 @@ var (
 	alice = oidctest.User{Name: "alice", Email: "alice@example.com", Groups: []string{"staff", "pdp-approvers"}}
 	bob   = oidctest.User{Name: "bob", Email: "bob@example.com", Groups: []string{"staff"}}
 	carol = oidctest.User{Name: "carol", Email: "carol@example.com", Groups: []string{"security"}}
+	// dave claims alice's address, which the provider has not verified.
+	dave = oidctest.User{Name: "dave", Email: "alice@example.com", Groups: []string{"pdp-approvers"}, EmailUnverified: true}
 )
 
 // signInService is a PDP whose people sign in with a real OpenID
@@ -39,7 +41,7 @@ const dispatcherSecret = "runtime-secret"
 
 func startSignIn(t *testing.T, opts ...testserver.Option) *signInService {
 	t.Helper()
-	p := oidctest.New(t, alice, bob, carol)
+	p := oidctest.New(t, alice, bob, carol, dave)
 	s := startService(t, append([]testserver.Option{testserver.Tokens(testserver.Token("runtime", dispatcherSecret, httpapi.Dispatcher)),
 		testserver.Config(func(cfg *config.Config, base string) {
 			p.AddClient(oidctest.Client{ID: "toolperm", RedirectURIs: []string{base + "/auth/callback"}, PostLogoutRedirectURIs: []string{base + "/ui/"}})
@@ -267,6 +269,13 @@ func TestBearerTokensFromTheProvider(t *testing.T) {
 	ans, _ := rec["answer"].(map[string]any)
 	if code != http.StatusOK || ans["answered_by"] != "alice@example.com" || ans["answered_by_subject"] != "alice" {
 		t.Fatalf("an answer with alice's ID token: %d %v", code, rec)
+	}
+	// An e-mail the provider has not verified names no one: dave's answer
+	// is dave's, not the address he typed.
+	daves, _ := s.provider.SignIn(t, "toolperm", s.srv.URL+"/auth/callback", "dave")
+	code, rec = s.withBearer(daves, "POST", "/v1/decisions/"+s.ask("signin-unverified")+"/answer", map[string]any{"answer": "deny", "channel": "cli"})
+	if ans, _ := rec["answer"].(map[string]any); code != http.StatusOK || ans["answered_by"] != "dave" || ans["answered_by_subject"] != "dave" {
+		t.Fatalf("an answer with an unverified e-mail: %d %v", code, rec)
 	}
 	// The provider's access tokens are opaque here: not a JWT, refused.
 	if code, _ := s.withBearer(access, "GET", "/v1/decisions", nil); code != http.StatusUnauthorized {

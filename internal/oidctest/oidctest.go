@@ -38,6 +38,8 @@ const Password = "verysecure"
 type User struct {
 	Name, Email string
 	Groups      []string
+	// EmailUnverified: the provider has not verified the e-mail.
+	EmailUnverified bool
 }
 
 // Client is an application registered with the provider: a public
@@ -71,7 +73,7 @@ func New(t testing.TB, users ...User) *Provider {
 	us := userStore{users: map[string]*zstorage.User{}}
 	st := &storage{clients: map[string]*zstorage.Client{}, settings: map[string]Client{}, groups: map[string][]string{}, refreshClients: map[string]string{}}
 	for _, u := range users {
-		us.users[u.Name] = &zstorage.User{ID: u.Name, Username: u.Name, Password: Password, Email: u.Email, EmailVerified: true, FirstName: u.Name}
+		us.users[u.Name] = &zstorage.User{ID: u.Name, Username: u.Name, Password: Password, Email: u.Email, EmailVerified: !u.EmailUnverified, FirstName: u.Name}
 		st.groups[u.Name] = u.Groups
 	}
 	st.Storage = zstorage.NewStorageWithClients(us, st.clients)
