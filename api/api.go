@@ -94,6 +94,9 @@ type DecideRequest struct {
 // ProjectFile is a project's policy file as a hook read it: its text,
 // or why it could not be read.
 type ProjectFile struct {
+	// Dir is the directory holding the file's .toolperm: the nearest at
+	// or above the workspace the hook searched from.
+	Dir string `json:"dir"`
 	// Content is the file's text, at most MaxProjectFileBytes.
 	Content string `json:"content"`
 	// Error says why the hook could not read a file that is there (it

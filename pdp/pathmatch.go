@@ -159,7 +159,17 @@ type pathTarget struct {
 	rel    []string // elements below the workspace; nil when outside
 	inside bool
 	glob   []string // for a glob, the wildcard elements below the path
+	// work is what matching the glob against wildcard patterns may
+	// still spend (maxGlobWork steps, shared by every layer and, in
+	// pathFacts, by every path of the call); past it a pattern is taken
+	// to meet the glob: a possible match, which asks.
+	work *int
 }
+
+// maxGlobWork bounds the steps of matching a call's globs against the
+// patterns of every layer: patterns with many wildcards against a long
+// glob word cost with their product. Ordinary calls spend a few hundred.
+const maxGlobWork = 200_000
 
 func splitPath(p string, foldCase bool) []string {
 	if foldCase {
@@ -184,6 +194,8 @@ func newTarget(c CheckedPath, foldCase bool) pathTarget {
 	}
 	if c.Glob != "" {
 		t.glob = splitPath(c.Glob, foldCase)
+		work := maxGlobWork
+		t.work = &work
 	}
 	return t
 }
@@ -305,33 +317,36 @@ func (ix *pathIndex) globMeets(t pathTarget, p *pathPattern) bool {
 		return false
 	}
 	g := append(append([]string{}, base...), t.glob...)
-	return segsMeet(g, append(append([]string{}, p.segs...), "**"))
+	return segsMeet(g, append(append([]string{}, p.segs...), "**"), t.work)
 }
 
 // segsMeet reports whether two element patterns ("**" any run of
-// elements) match a common path.
-func segsMeet(a, b []string) bool {
+// elements) match a common path, within work (nil: unbounded).
+func segsMeet(a, b []string, work *int) bool {
 	return meet(len(a), len(b),
 		func(i int) bool { return a[i] == "**" },
 		func(j int) bool { return b[j] == "**" },
-		func(i, j int) bool { return segMeet(a[i], b[j]) })
+		func(i, j int) bool { return segMeetWithin(a[i], b[j], work) }, work)
 }
 
 // segMeet reports whether two element wildcards match a common name.
 // Character classes are taken to meet each other (stricter, never looser).
-func segMeet(x, y string) bool {
+func segMeet(x, y string) bool { return segMeetWithin(x, y, nil) }
+
+func segMeetWithin(x, y string, work *int) bool {
 	a, b := wildTokens(x), wildTokens(y)
 	return meet(len(a), len(b),
 		func(i int) bool { return a[i].star },
 		func(j int) bool { return b[j].star },
-		func(i, j int) bool { return a[i].meets(b[j]) })
+		func(i, j int) bool { return a[i].meets(b[j]) }, work)
 }
 
 // meet searches the product of two patterns of n and m tokens for a way
 // from both starts to both ends. A star matches any run of units (none
 // too); two other tokens advance together when they can match the same
-// unit.
-func meet(n, m int, starA, starB func(int) bool, same func(i, j int) bool) bool {
+// unit. Each step spends one of work (nil: unbounded); with none left
+// the patterns are taken to meet — stricter, never looser.
+func meet(n, m int, starA, starB func(int) bool, same func(i, j int) bool, work *int) bool {
 	type state struct{ i, j int }
 	seen := map[state]bool{{0, 0}: true}
 	queue := []state{{0, 0}}
@@ -342,6 +357,12 @@ func meet(n, m int, starA, starB func(int) bool, same func(i, j int) bool) bool 
 		}
 	}
 	for len(queue) > 0 {
+		if work != nil {
+			if *work <= 0 {
+				return true
+			}
+			*work--
+		}
 		s := queue[0]
 		queue = queue[1:]
 		if s.i == n && s.j == m {
@@ -477,8 +498,8 @@ func (ix *pathIndex) shellGlobMeets(t pathTarget, p *pathPattern) bool {
 			if startsWild(g[i]) && strings.HasPrefix(segs[j], ".") {
 				return false
 			}
-			return segMeet(g[i], segs[j])
-		})
+			return segMeetWithin(g[i], segs[j], t.work)
+		}, t.work)
 }
 
 // startsWild: a name pattern whose first character is a wildcard.

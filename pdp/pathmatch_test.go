@@ -144,3 +144,24 @@ func TestSegmentsMeet(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobMatchingIsBounded: past its budget, matching a glob against a
+// pattern answers that they meet (a possible match, which asks): never
+// that they do not.
+func TestGlobMatchingIsBounded(t *testing.T) {
+	a, b := []string{"*a*b*c*", "**", "x*"}, []string{"**", "*d*e*f*", "y*"}
+	if segsMeet(a, b, nil) {
+		t.Fatal("x* and y* meet")
+	}
+	enough := 10_000
+	if segsMeet(a, b, &enough) {
+		t.Fatal("within the budget: x* and y* meet")
+	}
+	if enough == 10_000 {
+		t.Fatal("the search spent nothing")
+	}
+	none := 0
+	if !segsMeet(a, b, &none) {
+		t.Fatal("past the budget the patterns must be taken to meet")
+	}
+}

@@ -22,6 +22,14 @@ const (
 // maxPathPattern bounds the bytes of one path pattern (PATH_MAX).
 const maxPathPattern = 4096
 
+// A pattern's wildcards are bounded: matching a glob word against a
+// pattern costs with their product, and a rule that needs more names
+// nothing a person could check.
+const (
+	maxPatternWildcards = 16 // *, ? and [ in one pattern
+	maxPatternRecursive = 4  // ** elements in one pattern
+)
+
 // PathRules is one layer of path rules — policy data "paths", or a
 // session's path_rules — mapping a gitignore-style pattern to a PathRule.
 // It compiles into a lookup structure once, on first use, and keeps it
@@ -188,6 +196,12 @@ func parsePathPattern(text string, rule api.PathRule, foldCase bool) (*pathPatte
 	if rule.Read == "" && rule.Write == "" {
 		return nil, fmt.Errorf("path rule %q has no action", truncate(text))
 	}
+	if n := strings.Count(text, "*") + strings.Count(text, "?") + strings.Count(text, "["); n > maxPatternWildcards {
+		return nil, fmt.Errorf("path pattern %q has %d wildcards; at most %d", truncate(text), n, maxPatternWildcards)
+	}
+	if n := strings.Count("/"+text+"/", "/**/"); n > maxPatternRecursive {
+		return nil, fmt.Errorf("path pattern %q has %d ** elements; at most %d", truncate(text), n, maxPatternRecursive)
+	}
 	p := &pathPattern{text: text, rule: rule, exact: !strings.ContainsAny(text, "*?[")}
 	body := strings.TrimRight(text, "/")
 	switch {
@@ -249,6 +263,9 @@ func (p *Policy) pathFacts(v WorkspaceVerdict, session, project *PathRules) []an
 		ix   *pathIndex
 	}{{"policy", p.paths.lookup(v.CaseInsensitive)}, {"session", session.lookup(v.CaseInsensitive)}, {"project", project.lookup(v.CaseInsensitive)}}
 	out := make([]any, 0, len(v.Paths))
+	// One budget for matching every glob of the call (pathmatch.go):
+	// forty glob words cost what one does.
+	work := maxGlobWork
 	for _, c := range v.Paths {
 		fact := map[string]any{"value": c.Value, "path": c.Path, "rel": nil, "inside": c.Inside}
 		if c.Inside {
@@ -266,6 +283,9 @@ func (p *Policy) pathFacts(v WorkspaceVerdict, session, project *PathRules) []an
 		var t pathTarget
 		if c.Resolved && !c.Possible {
 			t = newTarget(c, v.CaseInsensitive)
+			if t.work != nil {
+				t.work = &work
+			}
 		}
 		for _, layer := range layers {
 			if layer.ix == nil || (!c.Resolved && !c.Possible) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -22,14 +23,22 @@ import (
 // exceptions out of its own broader asks and denies. A file that cannot
 // be read or understood denies every call of the session, saying why.
 
-// ProjectFiles reads a workspace's project policy file on the PDP's host
-// (adapters/paths).
+// ProjectFiles finds a workspace's project policy file on the PDP's host
+// (adapters/paths): the nearest api.ProjectFileName at or above it.
 type ProjectFiles interface {
-	// Read returns the text of the workspace's api.ProjectFileName. here
-	// is false when the workspace is not a directory on this host (then
-	// the hook's copy counts); found is false when it is here and holds
-	// no such file. An error is a file that is there but cannot be read.
-	Read(ctx context.Context, workspace string) (content []byte, found, here bool, err error)
+	// Find returns the file; found is false when there is none up to the
+	// root, here false when the workspace is not a directory on this host
+	// (then the hook's copy counts). A file that is there but cannot be
+	// read (a link, a FIFO, no permission) is found with its Err.
+	Find(ctx context.Context, workspace string) (file ProjectFile, found, here bool)
+}
+
+// ProjectFile is a project policy file as found: the directory holding
+// its .toolperm, and its text or why it cannot be read.
+type ProjectFile struct {
+	Dir     string
+	Content []byte
+	Err     error
 }
 
 // ProjectSource says where the project layer comes from.
@@ -60,7 +69,10 @@ const (
 // ProjectPolicy is a project's layer of rules, as the file gave it.
 type ProjectPolicy struct {
 	// From says where the file was read: FromWorkspace or FromHook.
-	From         string
+	From string
+	// File names the file: api.ProjectFileName when it is the
+	// workspace's own, else its absolute path (a directory above it).
+	File         string
 	Rules        map[string]string
 	CommandRules map[string]string
 	PathRules    *PathRules
@@ -75,6 +87,9 @@ type ProjectPolicy struct {
 	input map[string]any
 }
 
+// maxProjectRules bounds each kind of rule of a project file.
+const maxProjectRules = 256
+
 // projectFile is the file's shape: unknown keys are refused.
 type projectFile struct {
 	Rules        map[string]string       `json:"rules"`
@@ -86,21 +101,21 @@ type projectFile struct {
 	} `json:"flow"`
 }
 
-// ParseProjectPolicy reads a project's policy file; a problem is the
-// result's Err, never a skipped rule.
-func ParseProjectPolicy(content []byte, from string) *ProjectPolicy {
-	p := &ProjectPolicy{From: from}
+// ParseProjectPolicy reads a project's policy file, named file; a
+// problem is the result's Err, never a skipped rule.
+func ParseProjectPolicy(content []byte, from, file string) *ProjectPolicy {
+	p := &ProjectPolicy{From: from, File: file}
 	if err := p.parse(content); err != nil {
-		p = &ProjectPolicy{From: from, Err: fmt.Sprintf("%s (%s): %v", api.ProjectFileName, from, err)}
+		p = &ProjectPolicy{From: from, File: file, Err: fmt.Sprintf("%s (%s): %v", file, from, err)}
 	}
 	p.input = p.inputDoc()
 	return p
 }
 
 // ProjectError is a project layer that denies every call because its file
-// could not be read.
-func ProjectError(from, format string, args ...any) *ProjectPolicy {
-	p := &ProjectPolicy{From: from, Err: fmt.Sprintf("%s (%s): ", api.ProjectFileName, from) + fmt.Sprintf(format, args...)}
+// could not be read or taken.
+func ProjectError(from, file, format string, args ...any) *ProjectPolicy {
+	p := &ProjectPolicy{From: from, File: file, Err: fmt.Sprintf("%s (%s): ", file, from) + fmt.Sprintf(format, args...)}
 	p.input = p.inputDoc()
 	return p
 }
@@ -125,6 +140,13 @@ func (p *ProjectPolicy) parse(content []byte) error {
 	var f projectFile
 	if err := dec.Decode(&f); err != nil {
 		return fmt.Errorf("the file is not a project policy (an object of rules, command_rules, path_rules and flow): %v", err)
+	}
+	// A project's rules are a repository's extra care, not a policy: a
+	// bound on them bounds what a hook's copy costs each decision.
+	for what, n := range map[string]int{"rules": len(f.Rules), "command_rules": len(f.CommandRules), "path_rules": len(f.PathRules)} {
+		if n > maxProjectRules {
+			return fmt.Errorf("%s has %d entries; a project policy has at most %d of each kind", what, n, maxProjectRules)
+		}
 	}
 	for pattern, action := range f.Rules {
 		if action == Assess {
@@ -161,7 +183,7 @@ func (p *ProjectPolicy) parse(content []byte) error {
 // rules and flow switches (its path rules are matched in Go and reach
 // the policy with each path, pathrules.go), or the error.
 func (p *ProjectPolicy) inputDoc() map[string]any {
-	out := map[string]any{"from": p.From, "file": api.ProjectFileName}
+	out := map[string]any{"from": p.From, "file": p.File}
 	if p.Err != "" {
 		out["error"] = p.Err
 		return out
@@ -218,14 +240,14 @@ type projectCache struct {
 // maxProjectCache bounds the files kept; past it the cache starts again.
 const maxProjectCache = 64
 
-func (c *projectCache) parse(content []byte, from string) *ProjectPolicy {
-	key := from + "\x00" + string(content)
+func (c *projectCache) parse(content []byte, from, file string) *ProjectPolicy {
+	key := from + "\x00" + file + "\x00" + string(content)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p, ok := c.m[key]; ok {
 		return p
 	}
-	p := ParseProjectPolicy(content, from)
+	p := ParseProjectPolicy(content, from, file)
 	if p.PathRules != nil {
 		p.PathRules.compile() // once, under the lock: every decision reads it
 	}
@@ -236,9 +258,9 @@ func (c *projectCache) parse(content []byte, from string) *ProjectPolicy {
 	return p
 }
 
-// project is the project layer of session s for this call: the file in
-// its workspace where the PDP can read it, else the hook's copy; nil for
-// none.
+// project is the project layer of session s for this call: the nearest
+// file at or above its workspace where the PDP can read the workspace,
+// else the hook's copy of the same; nil for none.
 func (pl *pipeline) project(ctx context.Context, s *SessionTree) *ProjectPolicy {
 	source := pl.e.c.ProjectSource
 	if source == "" {
@@ -247,29 +269,56 @@ func (pl *pipeline) project(ctx context.Context, s *SessionTree) *ProjectPolicy 
 	if source == ProjectOff {
 		return nil
 	}
-	if source != ProjectHook && pl.e.c.Projects != nil && s.Workspace != "" {
-		content, found, here, err := pl.e.c.Projects.Read(ctx, s.Workspace)
+	ws := filepath.Clean(s.Workspace)
+	if !filepath.IsAbs(ws) {
+		ws = ""
+	}
+	if source != ProjectHook && pl.e.c.Projects != nil && ws != "" {
+		f, found, here := pl.e.c.Projects.Find(ctx, ws)
+		file := projectFileName(ws, f.Dir)
 		switch {
-		case err != nil:
-			return ProjectError(FromWorkspace, "%v", err)
+		case found && f.Err != nil:
+			return ProjectError(FromWorkspace, file, "%v", f.Err)
 		case found:
-			return pl.e.projects.parse(content, FromWorkspace)
-		case here || source == ProjectWorkspace:
+			return pl.e.projects.parse(f.Content, FromWorkspace, file)
+		case here:
 			return nil
+		case source == ProjectWorkspace:
+			return ProjectError(FromWorkspace, api.ProjectFileName, "the workspace %s is not a directory on this host, so its project policy cannot be read (paths.project_policy: workspace)", ws)
 		}
 	}
 	if source == ProjectWorkspace {
 		return nil
 	}
 	sent := pl.call.Request.ProjectPolicy
-	switch {
-	case sent == nil:
+	if sent == nil {
 		return nil
-	case sent.Error != "":
-		return ProjectError(FromHook, "the hook could not read it: %s", truncate(sent.Error))
-	default:
-		return pl.e.projects.parse([]byte(sent.Content), FromHook)
 	}
+	dir := filepath.Clean(sent.Dir)
+	file := projectFileName(ws, dir)
+	switch {
+	case ws != "" && !atOrAbove(dir, ws):
+		return ProjectError(FromHook, file, "the hook sent the project policy of %s, which is neither the session's workspace %s nor a directory above it: give the hook the workspace (--workspace)", truncate(dir), ws)
+	case sent.Error != "":
+		return ProjectError(FromHook, file, "the hook could not read it: %s", truncate(sent.Error))
+	default:
+		return pl.e.projects.parse([]byte(sent.Content), FromHook, file)
+	}
+}
+
+// projectFileName names the project file of dir for a session in ws:
+// api.ProjectFileName for the workspace's own, else its path.
+func projectFileName(ws, dir string) string {
+	if dir == "" || dir == ws {
+		return api.ProjectFileName
+	}
+	return filepath.Join(dir, filepath.FromSlash(api.ProjectFileName))
+}
+
+// atOrAbove: dir is ws or one of its parent directories.
+func atOrAbove(dir, ws string) bool {
+	rel, err := filepath.Rel(dir, ws)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // validateProjectFile checks the hook's copy of a project file as bad
@@ -283,6 +332,9 @@ func validateProjectFile(f *api.ProjectFile) error {
 	}
 	if len(f.Error) > 1024 {
 		return invalid("invalid_project_policy", "project_policy.error is longer than 1024 bytes")
+	}
+	if !filepath.IsAbs(f.Dir) || len(f.Dir) > maxPathPattern || strings.ContainsRune(f.Dir, 0) {
+		return invalid("invalid_project_policy", "project_policy.dir must be the absolute path of the directory holding .toolperm, got %q", truncate(f.Dir))
 	}
 	return nil
 }

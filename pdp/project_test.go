@@ -173,9 +173,10 @@ func TestAMalformedProjectPolicyDenies(t *testing.T) {
 
 func TestTheHookSendsTheProjectPolicy(t *testing.T) {
 	push := bash("git push origin main")
-	sent := &api.ProjectFile{Content: `{"command_rules": {"git push": "deny"}}`}
 	away := "/nonexistent-host/alice/repo" // a workspace on the agent's host, not this one
+	sent := &api.ProjectFile{Dir: away, Content: `{"command_rules": {"git push": "deny"}}`}
 	here := projectWorkspace(t, "")
+	sentHere := &api.ProjectFile{Dir: here, Content: sent.Content}
 	for _, c := range []struct {
 		name   string
 		source pdp.ProjectSource
@@ -186,12 +187,16 @@ func TestTheHookSendsTheProjectPolicy(t *testing.T) {
 	}{
 		{"a workspace elsewhere takes the hook's copy", pdp.ProjectAuto, away, sent, api.Deny, "git push"},
 		{"without a copy only the organisation's policy", pdp.ProjectAuto, away, nil, api.Allow, "MODE"},
-		{"the file on this host wins over the copy", pdp.ProjectAuto, here, sent, api.Allow, "MODE"},
-		{"hook: the copy even for a directory here", pdp.ProjectHook, here, sent, api.Deny, "git push"},
-		{"workspace: never the copy", pdp.ProjectWorkspace, away, sent, api.Allow, "MODE"},
+		{"the file on this host wins over the copy", pdp.ProjectAuto, here, sentHere, api.Allow, "MODE"},
+		{"hook: the copy even for a directory here", pdp.ProjectHook, here, sentHere, api.Deny, "git push"},
+		{"workspace: a workspace elsewhere denies", pdp.ProjectWorkspace, away, sent, api.Deny, "PROJECT_POLICY"},
+		{"a copy of a directory above the workspace", pdp.ProjectAuto, away + "/sub", sent, api.Deny, "git push"},
+		{"a copy of a directory below the workspace denies", pdp.ProjectAuto, "/nonexistent-host/alice", sent, api.Deny, "PROJECT_POLICY"},
+		{"a copy of another directory denies", pdp.ProjectAuto, "/nonexistent-host/bob/repo", sent, api.Deny, "PROJECT_POLICY"},
 		{"off", pdp.ProjectOff, away, sent, api.Allow, "MODE"},
-		{"a copy the hook could not read denies", pdp.ProjectAuto, away, &api.ProjectFile{Error: "permission denied"}, api.Deny, "PROJECT_POLICY"},
-		{"a malformed copy denies", pdp.ProjectAuto, away, &api.ProjectFile{Content: "{"}, api.Deny, "PROJECT_POLICY"},
+		{"a copy the hook could not read denies", pdp.ProjectAuto, away, &api.ProjectFile{Dir: away, Error: "permission denied"}, api.Deny, "PROJECT_POLICY"},
+		{"a malformed copy denies", pdp.ProjectAuto, away, &api.ProjectFile{Dir: away, Content: "{"}, api.Deny, "PROJECT_POLICY"},
+		{"an empty copy denies", pdp.ProjectAuto, away, &api.ProjectFile{Dir: away}, api.Deny, "PROJECT_POLICY"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := projectEngine(t, c.source)
@@ -208,9 +213,14 @@ func TestTheHookSendsTheProjectPolicy(t *testing.T) {
 		e := projectEngine(t, pdp.ProjectAuto)
 		s := pdp.SessionTree{PermissionLevel: api.Full, Workspace: away}
 		_, err := e.Decide(t.Context(), pdp.Call{Request: api.DecideRequest{SessionID: "s1", Tool: "Bash", Args: push.args, Cwd: away,
-			ProjectPolicy: &api.ProjectFile{Content: strings.Repeat(" ", api.MaxProjectFileBytes+1)}}, Session: &s})
+			ProjectPolicy: &api.ProjectFile{Dir: away, Content: strings.Repeat(" ", api.MaxProjectFileBytes+1)}}, Session: &s})
 		if err == nil || !strings.Contains(err.Error(), "project_policy") {
 			t.Fatalf("got %v, want a refusal naming project_policy", err)
+		}
+		_, err = e.Decide(t.Context(), pdp.Call{Request: api.DecideRequest{SessionID: "s1", Tool: "Bash", Args: push.args, Cwd: away,
+			ProjectPolicy: &api.ProjectFile{Dir: "repo", Content: "{}"}}, Session: &s})
+		if err == nil || !strings.Contains(err.Error(), "project_policy.dir") {
+			t.Fatalf("a relative dir: got %v, want a refusal naming project_policy.dir", err)
 		}
 	})
 }
@@ -321,5 +331,26 @@ func TestTheDocumentedProjectPolicy(t *testing.T) {
 	}
 	if d := decideIn(t, e, ws, api.ReadWrite, projectCall{"Write", "Write", map[string]any{"file_path": "src/a.go"}}, nil); d.Decision != api.Ask || d.Source != "project" {
 		t.Errorf("a write at READ_WRITE: got %s %s/%s (%s), want the project's ask", d.Decision, d.Source, d.Rule, d.Reason)
+	}
+}
+
+// TestTheProjectFileIsFoundWhereverTheWorkspaceIsSpelled: the PDP cleans
+// the workspace before it looks (a runtime's "<ws>/nope/.." is <ws>, not
+// a workspace elsewhere whose file the hook sends), finds the nearest
+// file at or above it (a session in a sub-directory of the repository),
+// and names a file above the workspace by its path.
+func TestTheProjectFileIsFoundWhereverTheWorkspaceIsSpelled(t *testing.T) {
+	e := projectEngine(t, pdp.ProjectAuto)
+	ws := projectWorkspace(t, `{"command_rules": {"git push": "deny"}}`)
+	push := bash("git push origin main")
+	for _, spelled := range []string{ws, ws + "/nope/..", ws + "/./", ws + "/src"} {
+		d := decideIn(t, e, spelled, api.Full, push, &api.ProjectFile{Dir: spelled, Content: "{}"})
+		if d.Decision != api.Deny || d.Rule != "git push" || strings.Contains(d.Reason, "sent by the hook") {
+			t.Fatalf("workspace %s: got %s/%s (%s), want the file's deny", spelled, d.Decision, d.Rule, d.Reason)
+		}
+	}
+	d := decideIn(t, e, ws+"/src", api.Full, push, nil)
+	if !strings.Contains(d.Reason, filepath.Join(ws, ".toolperm", "policy.json")) {
+		t.Fatalf("a file above the workspace is named %q", d.Reason)
 	}
 }

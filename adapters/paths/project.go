@@ -4,91 +4,43 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
-	"time"
+	"syscall"
 
-	"github.com/toolperm/pdp/api"
+	"github.com/toolperm/pdp/internal/projectfile"
+	"github.com/toolperm/pdp/pdp"
 )
 
-// ProjectFiles reads the project policy file (api.ProjectFileName) of
-// workspaces on this host, for pdp.ProjectFiles. A file is read again
-// only when its size, modification time or inode changed, so a decision
-// costs one stat of it.
+// ProjectFiles finds the project policy file of workspaces on this host
+// (pdp.ProjectFiles): the nearest .toolperm/policy.json at or above the
+// workspace, read as internal/projectfile reads it (no link followed,
+// no FIFO waited on, the text kept until the file changes).
 type ProjectFiles struct {
-	mu    sync.Mutex
-	files map[string]projectFile
+	reader projectfile.Reader
 }
 
-type projectFile struct {
-	size    int64
-	mod     time.Time
-	ino     uint64
-	content []byte
-}
-
-// maxProjectFiles bounds the files kept; past it the cache starts again.
-const maxProjectFiles = 1024
-
-// Read returns the text of workspace's project policy file: here is
-// false when the workspace is not an absolute path of a directory on
-// this host, found false when it holds no such file. A file that is
-// there but cannot be read (not a regular file, no permission) is an
-// error, which denies the session's calls.
-func (f *ProjectFiles) Read(_ context.Context, workspace string) ([]byte, bool, bool, error) {
-	if !filepath.IsAbs(workspace) {
-		return nil, false, false, nil
+// Find looks for workspace's project file. here is false when the
+// workspace (cleaned) does not exist on this host; any other failure to
+// look at it is a found file with an error, which denies.
+func (f *ProjectFiles) Find(_ context.Context, workspace string) (pdp.ProjectFile, bool, bool) {
+	ws := filepath.Clean(workspace)
+	if !filepath.IsAbs(ws) {
+		return pdp.ProjectFile{}, false, false
 	}
-	if st, err := os.Stat(workspace); err != nil || !st.IsDir() {
-		return nil, false, false, nil
-	}
-	name := filepath.Join(workspace, filepath.FromSlash(api.ProjectFileName))
-	st, err := os.Stat(name)
+	st, err := os.Stat(ws)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		// A .toolperm that is a file, or no .toolperm: no project layer.
-		return nil, false, true, nil
-	case errors.Is(err, os.ErrPermission):
-		return nil, false, true, fmt.Errorf("cannot read %s: %w", name, err)
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return pdp.ProjectFile{}, false, false
 	case err != nil:
-		var pathErr *fs.PathError
-		if errors.As(err, &pathErr) && errors.Is(pathErr.Err, errNotDir) {
-			return nil, false, true, nil
-		}
-		return nil, false, true, fmt.Errorf("cannot read %s: %w", name, err)
-	case !st.Mode().IsRegular():
-		return nil, false, true, fmt.Errorf("%s is not a regular file", name)
+		return pdp.ProjectFile{Dir: ws, Err: fmt.Errorf("cannot look at the workspace %s: %w", ws, err)}, true, true
+	case !st.IsDir():
+		return pdp.ProjectFile{Dir: ws, Err: fmt.Errorf("the workspace %s is not a directory", ws)}, true, true
 	}
-	ino := inode(st)
-	f.mu.Lock()
-	cached, ok := f.files[name]
-	f.mu.Unlock()
-	if ok && cached.size == st.Size() && cached.mod.Equal(st.ModTime()) && cached.ino == ino {
-		return cached.content, true, true, nil
+	file, found := f.reader.Nearest(ws)
+	if !found {
+		return pdp.ProjectFile{}, false, true
 	}
-	content, err := readAtMost(name, api.MaxProjectFileBytes+1)
-	if err != nil {
-		return nil, false, true, fmt.Errorf("cannot read %s: %w", name, err)
-	}
-	f.mu.Lock()
-	if f.files == nil || len(f.files) >= maxProjectFiles {
-		f.files = map[string]projectFile{}
-	}
-	f.files[name] = projectFile{size: st.Size(), mod: st.ModTime(), ino: ino, content: content}
-	f.mu.Unlock()
-	return content, true, true, nil
-}
-
-// readAtMost reads up to n bytes of the file: enough to tell that a file
-// is too large without reading all of it.
-func readAtMost(name string, n int64) ([]byte, error) {
-	file, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	return io.ReadAll(io.LimitReader(file, n))
+	return pdp.ProjectFile{Dir: file.Dir, Content: file.Content, Err: file.Err}, true, true
 }

@@ -42,7 +42,7 @@ export interface DecideRequest {
   /** The runtime's own id of the call, for recordOutcome. */
   tool_use_id?: string;
   /** The workspace's .toolperm/policy.json as a hook read it, for a PDP that cannot read the workspace: a layer that only tightens. */
-  project_policy?: { content: string; error?: string };
+  project_policy?: { dir: string; content?: string; error?: string };
 }
 
 /** The danger verdict of a shell command and who gave it. */

@@ -27,7 +27,7 @@ func TestTheHookCarriesTheProjectPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	guarded, plain := filepath.Join(root, "guarded"), filepath.Join(root, "plain")
-	for _, dir := range []string{filepath.Join(guarded, ".toolperm"), plain} {
+	for _, dir := range []string{filepath.Join(guarded, ".toolperm"), filepath.Join(guarded, "sub"), plain} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -53,6 +53,7 @@ func TestTheHookCarriesTheProjectPolicy(t *testing.T) {
 		want, says              string
 	}{
 		{"the guarded workspace denies the push", "guarded-1", guarded, "Bash", push, "deny", `project (.toolperm/policy.json, sent by the hook) command rule "git push"`},
+		{"and so after the model's cd into a sub-directory", "guarded-1", filepath.Join(guarded, "sub"), "Bash", push, "deny", `command rule "git push"`},
 		{"the other runs it", "plain-1", plain, "Bash", push, "allow", ""},
 		{"the model cannot rewrite the file", "guarded-2", guarded, "Write", map[string]any{"file_path": policy, "content": "{}"}, "deny", "/**/.toolperm/**"},
 		{"nor remove it from the shell", "guarded-3", guarded, "Bash", map[string]any{"command": "rm -rf .toolperm"}, "deny", "/**/.toolperm"},

@@ -22,22 +22,23 @@ func TestTheProjectPolicyOverHTTP(t *testing.T) {
 		}
 		return req
 	}
-	denying := map[string]any{"content": `{"command_rules": {"git push": "deny"}}`}
+	denying := map[string]any{"dir": "/home/u/guarded", "content": `{"command_rules": {"git push": "deny"}}`}
 	d := s.decide(push("guarded", denying))
 	expectDecision(t, d, "deny", "project")
 	if d["rule"] != "git push" || !strings.Contains(d["reason"].(string), "sent by the hook") {
 		t.Fatalf("rule %v, reason %v", d["rule"], d["reason"])
 	}
 	expectDecision(t, s.decide(push("plain", nil)), "allow", "mode")
-	expectDecision(t, s.decide(push("plain", map[string]any{"content": `{"command_rules": {"git push": "allow"}}`})), "allow", "mode")
+	expectDecision(t, s.decide(push("plain", map[string]any{"dir": "/home/u/plain", "content": `{"command_rules": {"git push": "allow"}}`})), "allow", "mode")
 
 	_, before := s.call("GET", "/v1/decisions?limit=100", nil)
 	for name, bad := range map[string]any{
-		"too large":         map[string]any{"content": strings.Repeat(" ", 64<<10+1)},
-		"an unknown key":    map[string]any{"content": "{}", "contents": "{}"},
+		"too large":         map[string]any{"dir": "/home/u/plain", "content": strings.Repeat(" ", 64<<10+1)},
+		"an unknown key":    map[string]any{"dir": "/home/u/plain", "content": "{}", "contents": "{}"},
+		"no dir":            map[string]any{"content": "{}"},
 		"not an object":     "{}",
 		"a key twice":       `{"session_id":"plain","tool":"shell","args":{"command":"ls"},"project_policy":{"content":"{}","content":"{\"rules\":{}}"}}`,
-		"an error too long": map[string]any{"error": strings.Repeat("x", 1025)},
+		"an error too long": map[string]any{"dir": "/home/u/plain", "error": strings.Repeat("x", 1025)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var body any = push("plain", bad)

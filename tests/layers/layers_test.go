@@ -26,11 +26,11 @@ var layers = []layer{
 	{"feed", []string{"api", "pdp"}},
 	{"metrics", []string{"api", "pdp", "internal/buildinfo"}},
 	// Outbound adapters: the core and leaf libraries, never another adapter.
-	{"adapters/", []string{"api", "pdp", "feed", "internal/buildinfo", "internal/filewatch"}},
+	{"adapters/", []string{"api", "pdp", "feed", "internal/buildinfo", "internal/filewatch", "internal/projectfile"}},
 	// The stores: the core and the SQL code they share.
 	{"store/", []string{"api", "pdp", "feed", "store/", "internal/cgorequired"}},
 	// The agents' hook adapters: the hook flow they share, the client.
-	{"frontends/hooks/", []string{"api", "client", "frontends/hooks/hookflow"}},
+	{"frontends/hooks/", []string{"api", "client", "frontends/hooks/hookflow", "internal/projectfile"}},
 	// Front ends: the core, the hook flow, the feed; never an outbound
 	// adapter or a store.
 	{"frontends/", []string{"api", "client", "pdp", "feed", "frontends/hooks/hookflow", "internal/buildinfo"}},
