@@ -361,7 +361,7 @@ func (c *dataChecker) wordLists(path []string, v any) {
 var floorKeys = map[string]string{
 	"name": "string", "program": "string", "programs": "strings", "program_prefix": "string",
 	"flags": "flags", "operands": "strings", "operand_globs": "globs", "words": "strings",
-	"redirect_globs": "globs", "fork_bomb": "bool",
+	"redirect_globs": "globs", "fork_bomb": "bool", "why": "string",
 }
 
 // namesSomething: a floor entry names what it meets — a program, a

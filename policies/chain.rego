@@ -125,7 +125,7 @@ chain_of(c) := verdict("explicit_deny", "deny", "project", "PROJECT_POLICY", pro
 	# The project's policy file cannot be read or understood: every
 	# call of the session is denied until a person mends it.
 	input.project.error
-} else := verdict("explicit_deny", "deny", "config", c.floor[0].entry, sprintf("%q is on the deny floor (%s): it cannot be undone, and no level, mode or session rule allows it.", [c.floor[0].text, c.floor[0].entry])) if {
+} else := verdict("explicit_deny", "deny", "config", c.floor[0].entry, sprintf("%q is on the deny floor (%s): %s.", [c.floor[0].text, c.floor[0].entry, floor_why(c.floor[0].entry)])) if {
 	# The deny floor (floor.rego).
 	c.floor[0].exact
 } else := verdict("explicit_deny", "deny", resolved.source, resolved.pattern, sprintf("The %s rule %q denies %s.", [layer_label(resolved.layer), resolved.pattern, capability])) if {

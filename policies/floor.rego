@@ -88,6 +88,15 @@ floor_unread_texts contains ["", sprintf("The command could not be read (%s), so
 	input.shell.parsed == false
 }
 
+# floor_why is what a deny says of an entry: its own "why", else that it
+# cannot be undone.
+floor_why(name) := ws[0] if {
+	ws := [w | some e in floor_entries; e.name == name; w := object.get(e, "why", floor_default_why)]
+	count(ws) > 0
+} else := floor_default_why
+
+floor_default_why := "it cannot be undone, and no level, mode or session rule allows it"
+
 floor_may_be(text, entry) := sprintf("%q may be %s, on the deny floor: a person decides.", [text, entry])
 
 floor_entry_hits(e) := hits if {

@@ -34,12 +34,15 @@ type Settings struct {
 	// RedirectURL is the PDP's /auth/callback as the browser reaches it.
 	RedirectURL string
 	Scopes      []string
-	// Audience is the aud a presented token must carry (default ClientID).
+	// Audience is the aud a presented JWT access token may carry instead
+	// of ClientID (default ClientID); an ID token always names ClientID.
 	Audience string
 	// RolesClaim names the claim (a string or a list of strings) whose
 	// values are mapped to roles (default "groups").
 	RolesClaim string
-	// HTTPClient talks to the provider (default http.DefaultClient).
+	// HTTPClient talks to the provider (default: a client whose requests
+	// end within 10 s, so a stalled key fetch cannot block every later
+	// one).
 	HTTPClient *http.Client
 	// Now is the clock expiry is checked against (default time.Now).
 	Now func() time.Time
@@ -49,9 +52,11 @@ type Settings struct {
 // its tokens. Its key set is fetched on first use and again whenever a
 // token names a key it does not hold (a rotation).
 type Provider struct {
-	s          Settings
-	oauth      oauth2.Config
-	verifier   *gooidc.IDTokenVerifier
+	s     Settings
+	oauth oauth2.Config
+	// verifiers check a token's aud: the client's own (ID tokens), then
+	// the configured audience where it differs (access tokens).
+	verifiers  []*gooidc.IDTokenVerifier
 	endSession string
 }
 
@@ -69,7 +74,7 @@ type Person struct {
 // be reached, or whose document names another issuer, is an error.
 func Discover(ctx context.Context, s Settings) (*Provider, error) {
 	if s.HTTPClient == nil {
-		s.HTTPClient = http.DefaultClient
+		s.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
 	if s.Audience == "" {
 		s.Audience = s.ClientID
@@ -94,11 +99,15 @@ func Discover(ctx context.Context, s Settings) (*Provider, error) {
 	// The key set outlives the start's context: it is fetched again on
 	// a key the provider rotated in.
 	keys := gooidc.ClientContext(context.Background(), s.HTTPClient)
+	verifiers := []*gooidc.IDTokenVerifier{p.VerifierContext(keys, &gooidc.Config{ClientID: s.ClientID, Now: s.Now})}
+	if s.Audience != s.ClientID {
+		verifiers = append(verifiers, p.VerifierContext(keys, &gooidc.Config{ClientID: s.Audience, Now: s.Now}))
+	}
 	return &Provider{
 		s: s,
 		oauth: oauth2.Config{ClientID: s.ClientID, ClientSecret: s.ClientSecret, Endpoint: p.Endpoint(),
 			RedirectURL: s.RedirectURL, Scopes: s.Scopes},
-		verifier:   p.VerifierContext(keys, &gooidc.Config{ClientID: s.Audience, Now: s.Now}),
+		verifiers:  verifiers,
 		endSession: doc.EndSession,
 	}, nil
 }
@@ -139,9 +148,20 @@ func (p *Provider) Verify(ctx context.Context, raw string) (Person, error) {
 }
 
 func (p *Provider) verify(ctx context.Context, raw string) (Person, *gooidc.IDToken, error) {
-	idt, err := p.verifier.Verify(ctx, raw)
+	var idt *gooidc.IDToken
+	var err error
+	for _, v := range p.verifiers {
+		if idt, err = v.Verify(ctx, raw); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		return Person{}, nil, fmt.Errorf("token refused: %w", err)
+	}
+	if idt.Subject == "" {
+		// A token that names no one (a client's own, from the client
+		// credentials grant) is no person.
+		return Person{}, nil, errors.New("token refused: it names no subject")
 	}
 	var claims map[string]json.RawMessage
 	if err := idt.Claims(&claims); err != nil {

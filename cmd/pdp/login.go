@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/adapters/oidc"
 	"github.com/toolperm/pdp/client"
+	"github.com/toolperm/pdp/internal/app"
 	"golang.org/x/oauth2"
 )
 
@@ -78,6 +79,11 @@ func logoutCommand() *cobra.Command {
 }
 
 func login(ctx context.Context, t terminalChannel, issuer, clientID string, out io.Writer) error {
+	// The sign-in is a bearer token for whoever receives it: it goes only
+	// to a PDP over TLS (or on this machine), from a provider over TLS.
+	if why := app.IssuerProblem(t.url); why != "" {
+		return fmt.Errorf("--url %s: %s; pdp login sends your sign-in to this server", t.url, why)
+	}
 	scopes := []string{"openid", "email", "profile"}
 	if issuer == "" || clientID == "" {
 		p, err := providerOf(ctx, t)
@@ -89,6 +95,10 @@ func login(ctx context.Context, t terminalChannel, issuer, clientID string, out 
 			scopes = p.Scopes
 		}
 	}
+	if why := app.IssuerProblem(issuer); why != "" {
+		return fmt.Errorf("the provider %s: %s", printable(issuer), why)
+	}
+	fmt.Fprintf(out, "Signing in with %s (client %s) for the PDP at %s: the token will be sent to that PDP only.\n", printable(issuer), printable(clientID), t.url)
 	p, err := oidc.Discover(ctx, oidc.Settings{Issuer: issuer, ClientID: clientID, Scopes: scopes})
 	if err != nil {
 		return err
@@ -102,9 +112,11 @@ func login(ctx context.Context, t terminalChannel, issuer, clientID string, out 
 	if err != nil {
 		return fmt.Errorf("the provider refused the device authorization request: %w", err)
 	}
-	fmt.Fprintf(out, "To sign in, open %s in a browser and enter the code %s\n", grant.VerificationURI, grant.UserCode)
+	// What the provider sends is printed as text: an escape sequence in
+	// it could show one link and open another.
+	fmt.Fprintf(out, "To sign in, open %s in a browser and enter the code %s\n", printable(grant.VerificationURI), printable(grant.UserCode))
 	if grant.VerificationURIComplete != "" {
-		fmt.Fprintf(out, "(or open %s)\n", grant.VerificationURIComplete)
+		fmt.Fprintf(out, "(or open %s)\n", printable(grant.VerificationURIComplete))
 	}
 	fmt.Fprintln(out, "Waiting for you to sign in…")
 	tok, err := conf.DeviceAccessToken(ctx, grant)
@@ -123,7 +135,7 @@ func login(ctx context.Context, t terminalChannel, issuer, clientID string, out 
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(out, "Signed in to %s as %s; the token is kept in %s until %s\n", t.url, or(person.Email, person.Subject), path, person.Expiry.Local().Format(time.DateTime))
+	_, err = fmt.Fprintf(out, "Signed in to %s as %s; the token is kept in %s until %s\n", t.url, printable(or(person.Email, person.Subject)), path, person.Expiry.Local().Format(time.DateTime))
 	return err
 }
 

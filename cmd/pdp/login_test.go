@@ -198,3 +198,16 @@ func approveDevice(t *testing.T, p *oidctest.Provider, code, user string) {
 		t.Fatalf("the device confirmation: %d", resp.StatusCode)
 	}
 }
+
+// TestLoginSendsTheSignInOnlyOverTLS: pdp login keeps a bearer token for
+// the PDP it names, so it refuses one it would reach in the clear.
+func TestLoginSendsTheSignInOnlyOverTLS(t *testing.T) {
+	r := runPDPProcess(t, "", "login", "--url", "http://pdp.example.com:8181")
+	if r.status == 0 || !strings.Contains(r.stderr, "plain http") || !strings.Contains(r.stderr, "sends your sign-in") {
+		t.Fatalf("pdp login to a plain-http PDP off loopback:\n%s", r)
+	}
+	r = runPDPProcess(t, "", "login", "--url", "https://pdp.example.com", "--issuer", "http://login.example.com", "--client-id", "toolperm")
+	if r.status == 0 || !strings.Contains(r.stderr, "plain http") {
+		t.Fatalf("pdp login with a plain-http provider off loopback:\n%s", r)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"math/big"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -72,6 +73,19 @@ func TestServeOverTLS(t *testing.T) {
 		r = runPDPProcess(t, "", "asks", "--url", base, "--ca-file", filepath.Join(dir, "missing.pem"))
 		if r.status == 0 || !strings.Contains(r.stderr, "--ca-file") {
 			t.Fatalf("a missing CA file:\n%s", r)
+		}
+	})
+	t.Run("answers over TLS say to keep to TLS", func(t *testing.T) {
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(first.CertPEM)
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
+		resp, err := c.Get(base + "/health")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if !strings.HasPrefix(resp.Header.Get("Strict-Transport-Security"), "max-age=") {
+			t.Fatalf("no Strict-Transport-Security over TLS: %v", resp.Header)
 		}
 	})
 	t.Run("the hook takes --ca-file", func(t *testing.T) {

@@ -20,6 +20,11 @@ func (s *Server) sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
+		if c.IsTLS() {
+			// A browser that has seen the console over TLS never asks
+			// for it over plain HTTP, where a page could be injected.
+			h.Set("Strict-Transport-Security", "max-age=31536000")
+		}
 		req := c.Request()
 		if origin := req.Header.Get("Origin"); origin != "" {
 			u, err := url.Parse(origin)

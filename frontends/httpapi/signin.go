@@ -201,10 +201,11 @@ func (s *Server) whoami(c echo.Context) error {
 	return c.JSON(http.StatusOK, me)
 }
 
-// localPath is next when it is a path on this server, else "".
+// localPath is next when it is a path on this server, else "": at most
+// 2 KiB, so the sign-in cookie that keeps it stays one a browser keeps.
 func localPath(next string) string {
 	u, err := url.Parse(next)
-	if err != nil || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, `\`) || u.Host != "" || u.Scheme != "" {
+	if err != nil || len(next) > 2048 || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, `\`) || u.Host != "" || u.Scheme != "" {
 		return ""
 	}
 	return next

@@ -31,7 +31,7 @@ func checkOIDC(cfg config.Config, getenv func(string) string, add func(key, form
 		}
 		return
 	}
-	if msg := issuerProblem(c.Issuer); msg != "" {
+	if msg := IssuerProblem(c.Issuer); msg != "" {
 		add("auth.oidc.issuer", "%q: %s", c.Issuer, msg)
 	}
 	if c.ClientID == "" {
@@ -66,9 +66,10 @@ func checkOIDC(cfg config.Config, getenv func(string) string, add func(key, form
 	}
 }
 
-// issuerProblem: an issuer is https, or http on a loopback host (a
-// provider on the same machine, a test's).
-func issuerProblem(issuer string) string {
+// IssuerProblem says what is wrong with an issuer URL, "" for nothing:
+// an issuer is https, or http on a loopback host (a provider on the same
+// machine, a test's). pdp login holds the PDP's URL to the same rule.
+func IssuerProblem(issuer string) string {
 	u, err := url.Parse(issuer)
 	switch {
 	case err != nil || u.Host == "":

@@ -194,3 +194,18 @@ test_clean_abs if {
 	data.toolperm.clean_abs("/a/../b/../c") == "/c"
 	data.toolperm.clean_abs("/a/b/c/../../d") == "/a/d"
 }
+
+# A model does not answer its own asks with the person's sign-in (pdp
+# login keeps it for the person's terminal), nor change levels.
+test_the_pdp_commands_that_act_as_the_person if {
+	every argv in [
+		["pdp", "answer", "18ee", "allow_once"], ["/usr/local/bin/pdp-hook", "answer", "x", "allow_session"],
+		["pdp", "level", "s1", "FULL"], ["pdp", "asks"], ["pdp", "login"], ["pdp", "logout"],
+	] {
+		d := decide(cmd_call(plain(argv), {"mode": "allow-all"}))
+		d.decision == "deny"
+		contains(d.reason, "a model does not answer asks")
+	}
+	expect(cmd_call(plain(["sudo", "pdp", "answer", "x", "allow_once"]), {"permission_level": "FULL"}), "deny", "config", "pdp answer")
+	expect(cmd_call(plain(["pdp", "version"]), {"permission_level": "FULL"}), "allow", "mode", "MODE")
+}
