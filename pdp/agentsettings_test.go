@@ -107,8 +107,8 @@ func TestAgentSettingsAreNotWritableByAModel(t *testing.T) {
 		{"a Cursor rule asks at READ_WRITE", "Write", map[string]any{"file_path": ".cursor/rules/style.mdc"}, pdp.SessionTree{PermissionLevel: api.ReadWrite}, api.Ask, "/**/.cursor/**"},
 		{"a settings file in a sub-directory too", "Bash", map[string]any{"command": "echo '{}' > src/.claude/settings.json"}, pdp.SessionTree{PermissionLevel: api.Full}, api.Deny, "/**/.claude/settings.json"},
 		{"managed settings", "Bash", map[string]any{"command": "echo '{}' > /etc/claude-code/managed-settings.json"}, pdp.SessionTree{Mode: api.AllowAll}, api.Deny, "/etc/claude-code/**"},
-		{"the person's sign-in (pdp login) is not read", "Bash", map[string]any{"command": "cat " + filepath.Join(home, ".config", "toolperm", "tokens.json")}, pdp.SessionTree{PermissionLevel: api.Full}, api.Deny, "/**/.config/toolperm/**"},
-		{"nor on macOS", "Bash", map[string]any{"command": "cp '" + filepath.Join(home, "Library", "Application Support", "toolperm", "tokens.json") + "' /tmp/t"}, pdp.SessionTree{Mode: api.AllowAll}, api.Deny, "/**/Library/Application Support/toolperm/**"},
+		{"the person's sign-in (pdp login) is not read", "Bash", map[string]any{"command": "cat /home/alice/.config/toolperm/tokens.json"}, pdp.SessionTree{PermissionLevel: api.Full}, api.Deny, "/home/*/.config/toolperm/**"},
+		{"nor on macOS", "Bash", map[string]any{"command": "cp '/Users/alice/Library/Application Support/toolperm/tokens.json' /tmp/t"}, pdp.SessionTree{Mode: api.AllowAll}, api.Deny, "/Users/*/Library/Application Support/toolperm/**"},
 		{"ordinary writes stay allowed", "Write", map[string]any{"file_path": "src/settings.json"}, pdp.SessionTree{PermissionLevel: api.ReadWrite}, api.Allow, "fs.write"},
 		{"and so does a file named like one elsewhere", "Bash", map[string]any{"command": "echo x > src/claude-settings.json"}, pdp.SessionTree{PermissionLevel: api.Full}, api.Allow, "MODE"},
 	} {

@@ -513,10 +513,24 @@ func (ix *pathIndex) strictestStop(access string) *pathPattern {
 	var best *pathPattern
 	for _, p := range ix.patterns {
 		if a := p.action(access); a == api.Deny || a == api.Ask {
-			if best == nil || stricter(p, best, access) {
+			if best == nil || likelierStop(p, best, access) {
 				best = p
 			}
 		}
 	}
 	return best
+}
+
+// likelierStop orders the stops a word that may name any path meets:
+// the strictest, then a name or workspace pattern (".env.*", what such
+// a word most likely names) before a place on the host, then as
+// stricter does.
+func likelierStop(a, b *pathPattern, access string) bool {
+	if ra, rb := actionRank(a.action(access)), actionRank(b.action(access)); ra != rb {
+		return ra > rb
+	}
+	if ha, hb := a.anchor == anchorHost, b.anchor == anchorHost; ha != hb {
+		return hb
+	}
+	return stricter(a, b, access)
 }
