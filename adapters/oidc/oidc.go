@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -232,3 +233,31 @@ func Random() string {
 
 // LooksLikeJWT says whether a bearer token has a JWT's three dotted parts.
 func LooksLikeJWT(token string) bool { return strings.Count(token, ".") == 2 }
+
+// IssuerProblem says what is wrong with an issuer URL, "" for nothing:
+// an issuer is https, or http on a loopback host (a provider on the same
+// machine, a test's). pdp login holds the PDP's URL to the same rule:
+// both carry tokens.
+func IssuerProblem(issuer string) string {
+	u, err := url.Parse(issuer)
+	switch {
+	case err != nil || u.Host == "":
+		return "want an absolute URL such as https://login.example.com/realms/main"
+	case u.Scheme == "https":
+		return ""
+	case u.Scheme == "http" && loopback(u.Hostname()):
+		return ""
+	case u.Scheme == "http":
+		return "plain http is taken only on loopback: tokens and codes would cross the network in the clear"
+	}
+	return "want an https URL"
+}
+
+// loopback: localhost or a loopback address.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolperm/pdp/adapters/oidc"
 	"github.com/toolperm/pdp/client"
-	"github.com/toolperm/pdp/internal/app"
 	"golang.org/x/oauth2"
 )
 
@@ -81,7 +80,7 @@ func logoutCommand() *cobra.Command {
 func login(ctx context.Context, t terminalChannel, issuer, clientID string, out io.Writer) error {
 	// The sign-in is a bearer token for whoever receives it: it goes only
 	// to a PDP over TLS (or on this machine), from a provider over TLS.
-	if why := app.IssuerProblem(t.url); why != "" {
+	if why := oidc.IssuerProblem(t.url); why != "" {
 		return fmt.Errorf("--url %s: %s; pdp login sends your sign-in to this server", t.url, why)
 	}
 	scopes := []string{"openid", "email", "profile"}
@@ -95,7 +94,7 @@ func login(ctx context.Context, t terminalChannel, issuer, clientID string, out 
 			scopes = p.Scopes
 		}
 	}
-	if why := app.IssuerProblem(issuer); why != "" {
+	if why := oidc.IssuerProblem(issuer); why != "" {
 		return fmt.Errorf("the provider %s: %s", printable(issuer), why)
 	}
 	fmt.Fprintf(out, "Signing in with %s (client %s) for the PDP at %s: the token will be sent to that PDP only.\n", printable(issuer), printable(clientID), t.url)

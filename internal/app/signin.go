@@ -31,7 +31,7 @@ func checkOIDC(cfg config.Config, getenv func(string) string, add func(key, form
 		}
 		return
 	}
-	if msg := IssuerProblem(c.Issuer); msg != "" {
+	if msg := oidc.IssuerProblem(c.Issuer); msg != "" {
 		add("auth.oidc.issuer", "%q: %s", c.Issuer, msg)
 	}
 	if c.ClientID == "" {
@@ -64,24 +64,6 @@ func checkOIDC(cfg config.Config, getenv func(string) string, add func(key, form
 	if c.DiscoveryTimeout <= 0 {
 		add("auth.oidc.discovery_timeout", "%s: want a positive duration", c.DiscoveryTimeout)
 	}
-}
-
-// IssuerProblem says what is wrong with an issuer URL, "" for nothing:
-// an issuer is https, or http on a loopback host (a provider on the same
-// machine, a test's). pdp login holds the PDP's URL to the same rule.
-func IssuerProblem(issuer string) string {
-	u, err := url.Parse(issuer)
-	switch {
-	case err != nil || u.Host == "":
-		return "want an absolute URL such as https://login.example.com/realms/main"
-	case u.Scheme == "https":
-		return ""
-	case u.Scheme == "http" && httpapi.IsLoopback(u.Host):
-		return ""
-	case u.Scheme == "http":
-		return "plain http is taken only on loopback: tokens and codes would cross the network in the clear"
-	}
-	return "want an https URL"
 }
 
 // NewSignIn discovers the provider auth.oidc names and returns the API's
