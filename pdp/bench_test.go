@@ -331,11 +331,12 @@ func BenchmarkDecideLabelled(b *testing.B) {
 // labelled sessions.
 // BenchmarkDecideWarmSessionProject is BenchmarkDecideWarmSession with
 // a project layer in every call, as a hook sends it to a server that
-// cannot read the workspace: a few rules of each kind.
+// cannot read the workspace (the file of /home/u, above every round's
+// workspace): a few rules of each kind.
 func BenchmarkDecideWarmSessionProject(b *testing.B) {
 	e := newEngine(b, pdp.Components{Workspace: servedResolver, Projects: &paths.ProjectFiles{}})
 	ctx := context.Background()
-	project := &api.ProjectFile{Content: `{"rules": {"fs.write": "ask", "net.fetch": "deny"},
+	project := &api.ProjectFile{Dir: "/home/u", Content: `{"rules": {"fs.write": "ask", "net.fetch": "deny"},
 		"command_rules": {"git push": "deny", "npm publish": "deny", "git": "ask", "git status": "allow"},
 		"path_rules": {"secrets/**": "deny", "migrations/**": {"write": "ask"}}}`}
 	eachFreshCall(b, func(call pdp.Call) {
