@@ -38,7 +38,7 @@ func TestConsoleProjectGrant(t *testing.T) {
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.srv.URL+"/ui/#inbox"),
 		chromedp.WaitVisible(`#ask-`+id+` .allow-project`),
-		chromedp.Click(`#ask-`+id+` .allow-project`),
+		clickNow(`#ask-`+id+` .allow-project`),
 		chromedp.WaitNotPresent(`#ask-`+id),
 	)
 	if err != nil {

@@ -39,7 +39,7 @@ func TestConsoleSignInAndAnswer(t *testing.T) {
 	}
 	screenshot(t, ctx, "console-signed-in")
 	if err := chromedp.Do(ctx,
-		chromedp.Click(`#ask-`+ask+` .allow-once`),
+		clickNow(`#ask-`+ask+` .allow-once`),
 		chromedp.WaitNotPresent(`#ask-`+ask),
 		chromedp.Navigate(s.srv.URL+"/ui/#audit"),
 		chromedp.WaitVisible(`#audit-rows tr`),

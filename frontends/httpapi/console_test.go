@@ -74,6 +74,15 @@ func textIs(sel, want string) step {
 	return chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.textContent === %q; })()`, sel, want), chromedp.WithPollingTimeout(20*time.Second))
 }
 
+// clickNow clicks the element sel names as soon as there is one, found
+// and clicked in one turn of the page's event loop: a list the page
+// renders again (the inbox, on every event of the live stream) replaces
+// its nodes, so chromedp.Click's node, looked up a moment before, may be
+// gone by the click ("Could not find node with given id").
+func clickNow(sel string) step {
+	return chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true; })()`, sel), chromedp.WithPollingTimeout(20*time.Second))
+}
+
 // typeInto replaces a field's text the way a person does, so the page
 // sees input events.
 func typeInto(sel, text string) step {
@@ -163,7 +172,7 @@ func TestConsoleInboxAnswerCreatesTheGrant(t *testing.T) {
 	}
 	screenshot(t, ctx, "console-inbox")
 	if err := chromedp.Do(ctx,
-		chromedp.Click(`#ask-`+ask["decision_id"].(string)+` .allow-session`),
+		clickNow(`#ask-`+ask["decision_id"].(string)+` .allow-session`),
 		chromedp.WaitNotPresent(`#ask-`+ask["decision_id"].(string)),
 	); err != nil {
 		t.Fatal(err)

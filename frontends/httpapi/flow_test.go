@@ -208,7 +208,7 @@ func TestConsoleShowsTheFlow(t *testing.T) {
 		// The inbox offers to accept the three for the session.
 		chromedp.Navigate(s.srv.URL+"/ui/#inbox"),
 		textIs(`#ask-`+ask["decision_id"].(string)+` button.allow-session`, "Accept for this session"),
-		chromedp.Click(`#ask-`+ask["decision_id"].(string)+` button.allow-session`),
+		clickNow(`#ask-`+ask["decision_id"].(string)+` button.allow-session`),
 		chromedp.WaitNotPresent(`#ask-`+ask["decision_id"].(string)),
 	); err != nil {
 		t.Fatal(err)
