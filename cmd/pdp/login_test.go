@@ -211,3 +211,40 @@ func TestLoginSendsTheSignInOnlyOverTLS(t *testing.T) {
 		t.Fatalf("pdp login with a plain-http provider off loopback:\n%s", r)
 	}
 }
+
+// TestServeWithSignIn: `pdp serve` from a configuration file with
+// auth.oidc (discovery at start), alice signs in at the terminal by the
+// device grant, answers the ask a dispatcher's token made, and the trail
+// names her; the dispatcher's token still decides, and hers does not.
+func TestServeWithSignIn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server process")
+	}
+	p := oidctest.New(t, oidctest.User{Name: "alice", Email: "alice@example.com", Groups: []string{"approvers"}})
+	p.AddClient(oidctest.Client{ID: "toolperm", RedirectURIs: []string{"http://127.0.0.1/auth/callback"}})
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, tokensConfig("")+"  oidc:\n    issuer: "+p.Issuer+"\n    client_id: toolperm\n"+
+		"    redirect_url: http://127.0.0.1/auth/callback\n    roles:\n      approvers: [user]\n")
+	base, _ := testserver.Process(t, serveProcess(filepath.Join(dir, "pdp.db"), cfg, tokenEnv...), 60*time.Second)
+
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PDP_URL=" + base, "PDP_TOKEN="}
+	signInAtTheTerminal(t, p, base, env)
+
+	d, err := client.New(base, client.WithToken("d-secret")).Decide(t.Context(), client.DecideRequest{SessionID: "serve-signin", Tool: "shell",
+		Args: map[string]any{"command": "make deploy"}, Cwd: "/w"}, false)
+	if err != nil || d.Decision != client.Ask {
+		t.Fatalf("the dispatcher's ask: %+v %v", d, err)
+	}
+	if r := runPDPProcessWith(t, "", env, "answer", d.DecisionID, "deny"); r.status != 0 || !strings.Contains(r.stdout, "answered by alice@example.com") {
+		t.Fatalf("pdp answer as alice:\n%s", r)
+	}
+	alice := client.New(base, client.WithToken(keptIDToken(t, home, base)))
+	ev, err := alice.Decision(t.Context(), d.DecisionID, 0)
+	if err != nil || ev.Answer == nil || ev.Answer.AnsweredBy != "alice@example.com" || ev.Answer.AnsweredBySubject != "alice" {
+		t.Fatalf("the trail: %+v %v", ev, err)
+	}
+	if _, err := alice.Decide(t.Context(), client.DecideRequest{SessionID: "serve-signin", Tool: "shell", Args: map[string]any{"command": "ls"}, Cwd: "/w"}, false); err == nil {
+		t.Fatal("a person's token decided")
+	}
+}
