@@ -133,10 +133,6 @@ func (pl *pipeline) workspace(ctx context.Context, s *SessionTree) (WorkspaceVer
 }
 
 func sessionInput(s *SessionTree) map[string]any {
-	rules := make(map[string]any, len(s.Rules))
-	for p, a := range s.Rules {
-		rules[p] = a
-	}
 	// Grants are stored on the root of a session tree and apply to every
 	// session in it; an inline tree may carry them at any level.
 	var grants []any
@@ -157,8 +153,8 @@ func sessionInput(s *SessionTree) map[string]any {
 		"mode":             string(s.Mode),
 		"execution_mode":   string(s.ExecutionMode),
 		"workspace":        s.Workspace,
-		"rules":            rules,
-		"command_rules":    commandRules(s.CommandRules),
+		"rules":            stringMap(s.Rules),
+		"command_rules":    stringMap(s.CommandRules),
 		"grants":           grants,
 		"has_parent":       s.Parent != nil,
 		"labels":           labelsInput(s),
@@ -169,7 +165,9 @@ func sessionInput(s *SessionTree) map[string]any {
 	return out
 }
 
-func commandRules(rules map[string]string) map[string]any {
+// stringMap is a table of rules (pattern or prefix → action) as the
+// input document holds it.
+func stringMap(rules map[string]string) map[string]any {
 	out := make(map[string]any, len(rules))
 	for p, a := range rules {
 		out[p] = a

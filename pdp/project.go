@@ -188,8 +188,8 @@ func (p *ProjectPolicy) inputDoc() map[string]any {
 		out["error"] = p.Err
 		return out
 	}
-	out["rules"] = commandRules(p.Rules)
-	out["command_rules"] = commandRules(p.CommandRules)
+	out["rules"] = stringMap(p.Rules)
+	out["command_rules"] = stringMap(p.CommandRules)
 	flow := map[string]any{"enabled": p.FlowEnabled}
 	if p.FlowAction != "" {
 		flow["action"] = p.FlowAction
