@@ -51,6 +51,12 @@ func TestTheProjectPolicyOverHTTP(t *testing.T) {
 			}
 		})
 	}
+	// Nor does a refused request create the session it names.
+	fresh := push("never-made", map[string]any{"dir": "relative/dir", "content": "{}"})
+	if code, out := s.call("POST", "/v1/decide", fresh); code != http.StatusBadRequest {
+		t.Fatalf("a relative dir: status %d (%v), want 400", code, out)
+	}
+	s.mustStatus(http.StatusNotFound, "GET", "/v1/sessions/never-made", nil)
 	_, after := s.call("GET", "/v1/decisions?limit=100", nil)
 	if len(after["decisions"].([]any)) != len(before["decisions"].([]any)) {
 		t.Fatalf("a refused request was recorded: %d decisions before, %d after", len(before["decisions"].([]any)), len(after["decisions"].([]any)))
