@@ -3,6 +3,8 @@ package paths
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,4 +50,39 @@ func BenchmarkWorstShapes(b *testing.B) {
 			run(b, &globTool, map[string]any{"pattern": strings.Repeat("{a,b}/", n) + "*"})
 		})
 	}
+}
+
+// BenchmarkProjectFilesFind is what looking for a workspace's project
+// file costs each decision, in a workspace six directories deep: without
+// a file (an lstat per directory up to the root) and with one (kept
+// until it changes).
+func BenchmarkProjectFilesFind(b *testing.B) {
+	root := b.TempDir()
+	ws := filepath.Join(root, "home", "u", "src", "team", "repo")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	var f ProjectFiles
+	b.Run("no file", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, found, here := f.Find(context.Background(), ws); found || !here {
+				b.Fatal("found a file")
+			}
+		}
+	})
+	if err := os.MkdirAll(filepath.Join(ws, ".toolperm"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".toolperm", "policy.json"), []byte(`{"command_rules": {"git push": "deny"}}`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("a file", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, found, _ := f.Find(context.Background(), ws); !found {
+				b.Fatal("no file")
+			}
+		}
+	})
 }
